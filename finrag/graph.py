@@ -202,11 +202,17 @@ class GraphStore:
         self._run(Q_SET_META, {"key": _key(key), "value": str(value)})
 
 # %% ../nbs/10_graph.ipynb #3f0b2e34
+def _preload_llama():
+    "Import xllamacpp (if installed) before LadybugDB opens a database: importing it *after* an open LadybugDB aborts the process with std::bad_alloc (ladybug 0.22 + xllamacpp 2026.10, seen on Linux x86-64)."
+    import importlib.util
+    if importlib.util.find_spec("xllamacpp") is not None: import xllamacpp  # noqa: F401
+
 class LadybugGraph(GraphStore):
     "The graph in an embedded LadybugDB database file at `path` (created with its schema when missing)."
     def __init__(self, path, # the database file, e.g. `<store_dir>/graph`; parent folders are created
                  max_threads:int=0  # query threads (0: all cores)
                 ):
+        _preload_llama()
         import ladybug
         self.path = Path(path); self.location = str(self.path)
         if self.path.is_dir():

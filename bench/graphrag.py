@@ -1,0 +1,87 @@
+"""P1 benchmark: ingestion per stage, retrieval latency p50/p95 (vector and graph, no LLM) on LadybugDB and on
+Neo4j-over-Bolt (a local ArcadeDB server), and the graph hop's share of an end-to-end answer.
+
+    python bench/graphrag.py [--news PATH] [--questions 60] [--no-bolt] [--no-llm]
+
+Numbers are printed, never asserted (targets from the P1 issue: ingest 143 articles <= 60 s; vector p95 <= 10 ms,
+graph p95 <= 30 ms on LadybugDB).
+"""
+import argparse, os, shutil, statistics, sys, tempfile, time
+from pathlib import Path
+os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import numpy as np
+from finrag.core import project_root
+from finrag.ingest import ingest, NewsStore
+from finrag.graphrag import GraphRAG, answer
+from finrag.models import get_ner, get_sentiment, get_embedder, Gazetteer
+
+DEFAULT_NEWS = project_root().parent / "shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"
+
+
+def pct(xs, p): return float(np.percentile(np.array(xs) * 1000, p))
+
+
+def questions_for(store, n):
+    "Template questions over the store's most-mentioned tickers: direct and relational (pairs joined by an edge)."
+    gaz = Gazetteer.load()
+    edges = sorted(store.graph.influences(), key=lambda e: -e["n_chunks"])
+    qs = []
+    for e in edges:
+        a, b = gaz.name(e["src"]), gaz.name(e["dst"])
+        qs += [f"How does news about {a} affect {b}?", f"What is the latest news on {a}?"]
+        if len(qs) >= n: break
+    return qs[:n]
+
+
+def latency(rag, qs, label):
+    for q in qs[:3]: rag.retrieve(q, "graph")  # warm-up
+    out = {}
+    for mode in ("vector", "graph"):
+        lat, hop = [], []
+        for q in qs:
+            t0 = time.perf_counter(); r = rag.retrieve(q, mode); lat.append(time.perf_counter() - t0)
+            hop.append(r.timings.get("graph_hop", 0) + r.timings.get("rerank", 0))
+        out[mode] = lat
+        print(f"{label:<22} {mode:<7} n={len(qs)}  p50 {pct(lat,50):6.2f} ms  p95 {pct(lat,95):6.2f} ms"
+              + (f"   (graph hop + rerank p50 {pct(hop,50):.2f} ms)" if mode == "graph" else ""))
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--news", default=str(DEFAULT_NEWS)); ap.add_argument("--questions", type=int, default=60)
+    ap.add_argument("--no-bolt", action="store_true"); ap.add_argument("--no-llm", action="store_true")
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="finrag-bench-"))
+    t0 = time.perf_counter(); get_ner(); get_sentiment(); get_embedder(); load_s = time.perf_counter() - t0
+    print(f"model load {load_s:.2f}s (once per process, not counted below)")
+    t0 = time.perf_counter(); rep = ingest(a.news, tmp / "lb"); wall = time.perf_counter() - t0
+    print(f"\n== ingest (LadybugDB): {rep.summary()}\nwall {wall:.2f}s")
+    t0 = time.perf_counter(); rep2 = ingest(a.news, tmp / "lb"); print(f"re-ingest (idempotent, nothing new): {time.perf_counter()-t0:.2f}s, {rep2.new_chunks} new chunks")
+
+    store = NewsStore(tmp / "lb"); rag = GraphRAG(store)
+    qs = questions_for(store, a.questions)
+    print(f"\n== retrieval latency without LLM ({len(qs)} template questions)")
+    latency(rag, qs, "LadybugDB (embedded)")
+
+    if not a.no_llm:
+        shares = []
+        for q in qs[:5]:
+            r = answer(rag, rag.retrieve(q, "graph"))
+            shares.append((r.timings.get("graph_hop", 0) + r.timings.get("rerank", 0)) / sum(r.timings.values()))
+        print(f"graph hop + rerank share of an end-to-end graph answer (local SmolLM2, 5 questions): median {100*statistics.median(shares):.2f} %")
+    store.close()
+
+    if not a.no_bolt:
+        from finrag.graph import start_arcadedb
+        h = start_arcadedb(tmp / "arcade", "finrag-bench-pw")
+        try:
+            os.environ.update(FINRAG_NEO4J_URI=h.uri, FINRAG_NEO4J_USER=h.user, FINRAG_NEO4J_PASSWORD=h.password)
+            t0 = time.perf_counter(); rep = ingest(a.news, tmp / "bolt"); print(f"\n== ingest (Neo4j driver → ArcadeDB Bolt): {rep.summary()}")
+            store = NewsStore(tmp / "bolt"); rag = GraphRAG(store)
+            latency(rag, qs, "Neo4j/Bolt (ArcadeDB)")
+            store.close()
+        finally:
+            for k in ("FINRAG_NEO4J_URI", "FINRAG_NEO4J_USER", "FINRAG_NEO4J_PASSWORD"): os.environ.pop(k, None)
+            h.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
