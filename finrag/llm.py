@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_llm.ipynb #4a8ccfc9
 from __future__ import annotations
-import atexit, importlib.util, json, re, socket, threading, time, urllib.request
+import atexit, os, importlib.util, json, re, socket, threading, time, urllib.request
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import diskcache, openai, tenacity
@@ -47,14 +47,14 @@ class LocalLLMServer:
     def __init__(self,
                  model_path=None,          # a .gguf file; None = `packaged_gguf()`
                  n_ctx:int|None=None,      # context window in tokens; None = `[models] llm_ctx`
-                 n_threads:int|None=None,  # CPU threads; None = `[models] llm_threads`
+                 n_threads:int|None=None,  # CPU threads; None = `[models] llm_threads` (0 there: all cores but one)
                  alias:str|None=None,      # model name the server reports; None = `[models] llm_model` (packaged) or the file stem
                  verbosity:int=1,          # llama.cpp log threshold on stderr: 1 errors, 2 warnings, 3 info, 4 debug
                  start_timeout:float=120.0 # seconds to wait for /health
                 ):
         m = get_settings().models
         self.model_path = Path(model_path) if model_path else None
-        self.n_ctx, self.n_threads = int(n_ctx or m.llm_ctx), int(n_threads or m.llm_threads)
+        self.n_ctx, self.n_threads = int(n_ctx or m.llm_ctx), int(n_threads or m.llm_threads or max(1, (os.cpu_count() or 2) - 1))
         self.alias = alias or (m.llm_model if model_path is None else Path(model_path).stem)
         self.verbosity, self.start_timeout = verbosity, start_timeout
         self.base_url: str|None = None     # 'http://127.0.0.1:<port>/v1' while running

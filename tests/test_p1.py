@@ -1,0 +1,126 @@
+"""P1 end to end: the same Graph-RAG answers on both graph backends, idempotent and resumable ingestion, and the
+failures a user can cause (each a one-line message and exit code 2, never a traceback)."""
+import json, socket, sys
+import pytest
+from finrag.core import sample_news_path, FinragError
+from finrag.ingest import ingest, NewsStore
+from finrag.graphrag import GraphRAG
+from finrag.cli import main, DEMO_QUESTIONS
+
+NEO4J_ENV = ("FINRAG_NEO4J_URI", "FINRAG_NEO4J_USER", "FINRAG_NEO4J_PASSWORD", "FINRAG_NEO4J_DATABASE")
+
+
+@pytest.fixture(scope="module")
+def lb_store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("p1") / "store"
+    ingest(sample_news_path(), d)
+    return d
+
+
+def run_cli(capsys, *args):
+    "Run the console entry point in-process; returns (exit code, stdout, stderr)."
+    old = sys.argv
+    sys.argv = ["finrag", *args]
+    try:
+        main(); code = 0
+    except SystemExit as e:
+        code = e.code or 0
+    finally:
+        sys.argv = old
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_both_backends_same_answers(bolt_server, lb_store, tmp_path, monkeypatch):
+    uri, user, password = bolt_server
+    for k, v in zip(NEO4J_ENV[:3], (uri, user, password)): monkeypatch.setenv(k, v)
+    rep = ingest(sample_news_path(), tmp_path / "bolt")
+    assert rep.new_chunks == rep.chunks > 0
+    assert ingest(sample_news_path(), tmp_path / "bolt").new_chunks == 0          # idempotent on Neo4j too
+    neo = GraphRAG(tmp_path / "bolt")
+    monkeypatch.delenv("FINRAG_NEO4J_URI")
+    lb = GraphRAG(lb_store)
+    try:
+        for q in DEMO_QUESTIONS:
+            for tau in (0.3, 0.5, 0.7):
+                a, b = lb.retrieve(q, "graph", tau), neo.retrieve(q, "graph", tau)
+                assert a.chunk_ids == b.chunk_ids, (q, tau)
+                assert [(n["seed"], n["neighbour"]) for n in a.neighbours] == [(n["seed"], n["neighbour"]) for n in b.neighbours]
+                assert [round(n["intensity"], 6) for n in a.neighbours] == [round(n["intensity"], 6) for n in b.neighbours]
+    finally:
+        lb.store.close(); neo.store.close()
+
+
+def test_tau_threshold_and_ticker_without_chunks(lb_store, tmp_path):
+    import shutil
+    d = tmp_path / "copy"; shutil.copytree(lb_store, d)
+    s = NewsStore(d)
+    s.graph.upsert_tickers([{"symbol": "ZZZZ", "name": "No News Corp"}])
+    s.graph.upsert_influences([{"src": "NVDA", "dst": "ZZZZ", "intensity": 0.99, "n_chunks": 1}])
+    rag = GraphRAG(s)
+    q = DEMO_QUESTIONS[0]
+    r = rag.retrieve(q, "graph", tau=0.9)
+    assert "ZZZZ" in {n["neighbour"] for n in r.neighbours}                 # the edge is followed ...
+    assert all(c.via["neighbour"] != "ZZZZ" for c in r.contexts if c.role == "network")   # ... and yields no evidence
+    assert all(n["intensity"] > 0.9 for n in r.neighbours)
+    none = rag.retrieve(q, "graph", tau=1.0)                               # no edge above τ: graph = vector
+    assert none.neighbours == [] and none.chunk_ids == rag.retrieve(q, "vector").chunk_ids
+    s.close()
+
+
+def test_crash_during_ingestion_is_resumable(tmp_path, monkeypatch):
+    boom = {"n": 0}
+    real = NewsStore.save
+    def crash(self, rows, E):
+        boom["n"] += 1
+        raise RuntimeError("simulated crash while writing the vector files")
+    monkeypatch.setattr(NewsStore, "save", crash)
+    with pytest.raises(RuntimeError): ingest(sample_news_path(), tmp_path / "s")
+    monkeypatch.setattr(NewsStore, "save", real)
+    rep = ingest(sample_news_path(), tmp_path / "s")                       # the re-run finishes the job
+    s = NewsStore(tmp_path / "s")
+    assert boom["n"] == 1 and rep.chunks == len(s.rows) == s.embeddings.shape[0] == s.graph.counts()["chunks"]
+    s.close()
+
+
+def test_cli_ask_json(capsys, lb_store):
+    code, out, err = run_cli(capsys, "ask", DEMO_QUESTIONS[1], "--store", str(lb_store), "--mode", "vector", "--no-llm", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["mode"] == "vector" and len(r["contexts"]) == 5 and set(r["timings"]) == {"embed_query", "vector_search"}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["ask", "   ", "--no-llm"], "the question is empty"),
+    (["ask", "Who supplies Apple?", "--mode", "bm25", "--no-llm"], "unknown mode"),
+])
+def test_cli_user_errors(capsys, lb_store, args, message):
+    code, out, err = run_cli(capsys, *args[:2], "--store", str(lb_store), *args[2:])
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_cli_missing_and_foreign_store(capsys, tmp_path, lb_store):
+    code, _, err = run_cli(capsys, "ask", "q?", "--store", str(tmp_path / "none"), "--no-llm")
+    assert code == 2 and "no finrag store here" in err
+    import shutil
+    d = tmp_path / "old"; shutil.copytree(lb_store, d)
+    meta = json.loads((d / "meta.json").read_text()); meta["format"] = 99; (d / "meta.json").write_text(json.dumps(meta))
+    code, _, err = run_cli(capsys, "ask", "q?", "--store", str(d), "--no-llm")
+    assert code == 2 and "store format 99" in err
+
+
+def test_cli_llm_down(capsys, lb_store, monkeypatch, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]              # a port nobody listens on
+    monkeypatch.setenv("FINRAG_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))        # no cached answer may hide the outage
+    code, _, err = run_cli(capsys, "ask", DEMO_QUESTIONS[0], "--store", str(lb_store), "--mode", "vector")
+    assert code == 2 and f"127.0.0.1:{port}" in err and "Traceback" not in err, err
+
+
+def test_cli_bolt_wrong_password(capsys, bolt_server, tmp_path, monkeypatch):
+    uri, user, _ = bolt_server
+    monkeypatch.setenv("FINRAG_NEO4J_URI", uri); monkeypatch.setenv("FINRAG_NEO4J_USER", user)
+    monkeypatch.setenv("FINRAG_NEO4J_PASSWORD", "definitely-wrong")
+    code, _, err = run_cli(capsys, "ingest", str(sample_news_path()), "--store", str(tmp_path / "s"), "--quiet")
+    assert code == 2 and "authentication failed" in err and "Traceback" not in err, err
