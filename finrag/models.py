@@ -13,9 +13,9 @@ from .core import FinragError, InputError, ModelUnavailableError, data_dir
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['LABELS', 'GLINER_LABELS', 'LM_RHO', 'resolve_model_path', 'Embedder', 'get_embedder', 'Entity', 'entity_id',
-           'Gazetteer', 'SpacyNER', 'gliner_entities', 'GlinerNER', 'get_ner', 'SentimentScore', 'lm_probabilities',
-           'LMSentiment', 'FinBertSentiment', 'get_sentiment']
+__all__ = ['LABELS', 'SHARE_CLASSES', 'GLINER_LABELS', 'LM_RHO', 'resolve_model_path', 'Embedder', 'get_embedder', 'Entity',
+           'entity_id', 'Gazetteer', 'SpacyNER', 'gliner_entities', 'GlinerNER', 'get_ner', 'SentimentScore',
+           'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
 
 # %% ../nbs/03_models.ipynb #38126322
 def _hub_errors() -> tuple:
@@ -131,17 +131,21 @@ def _key(s:str) -> str:
     "Case- and punctuation-insensitive lookup key of a name ('Apple Inc.' -> 'apple')."
     return re.sub(r"\s+", " ", _strip_name(s).lower().replace(".", "").replace(",", "")).strip()
 
+SHARE_CLASSES = {"GOOG": "GOOGL", "FOX": "FOXA", "NWS": "NWSA", "BRK.A": "BRK.B"}  # other share class -> the issuer's canonical id
+
 class Gazetteer:
     "Known tickers, banks and indices with their aliases (`data/gazetteer.csv`); resolves a surface form to (label, id)."
     def __init__(self, rows:list[dict], path=None):
         self.rows, self.path = rows, path
+        c = lambda i: SHARE_CLASSES.get(i, i)   # one issuer, one id: GOOG and GOOGL are one node of the ticker graph
         self._by_id = {r["id"]: r for r in rows}
-        self._by_ticker = {_ticker(r["ticker"]): r["id"] for r in rows if r["ticker"]}
-        self._alias = {a: (r["label"], r["id"]) for r in rows for a in r["aliases"]}
+        self._by_ticker = {_ticker(r["ticker"]): c(r["id"]) for r in rows if r["ticker"]}
+        self._by_ticker.update({k: v for k, v in SHARE_CLASSES.items() if k not in self._by_ticker})
+        self._alias = {a: (r["label"], c(r["id"])) for r in rows for a in r["aliases"]}
         self._keys = {}
         for r in rows:
-            for a in r["aliases"]: self._keys.setdefault(_key(a), (r["label"], r["id"]))
-        self._bare = {r["ticker"]: r["id"] for r in rows if r["ticker"] and r["bare"] and r["ticker"] not in self._alias}
+            for a in r["aliases"]: self._keys.setdefault(_key(a), (r["label"], c(r["id"])))
+        self._bare = {r["ticker"]: c(r["id"]) for r in rows if r["ticker"] and r["bare"] and r["ticker"] not in self._alias}
 
     @classmethod
     def load(cls, path=None) -> "Gazetteer":
@@ -201,7 +205,7 @@ def _patterns(self:Gazetteer) -> list[dict]:
     tok, pats = _blank_tokenizer(), []
     for r in self.rows:
         for a in r["aliases"]:
-            pats.append({"label": r["label"], "id": r["id"], "pattern": [{"ORTH": t.text} for t in tok(a)]})
+            pats.append({"label": r["label"], "id": SHARE_CLASSES.get(r["id"], r["id"]), "pattern": [{"ORTH": t.text} for t in tok(a)]})
     for t, i in self._bare.items():
         pats.append({"label": "STOCK_TICKER", "id": i, "pattern": [{"ORTH": t}]})
     tick = {"TEXT": {"REGEX": rf"^{_TICKER_RE}$"}}

@@ -37,8 +37,9 @@ def test_both_backends_same_answers(bolt_server, lb_store, tmp_path, monkeypatch
     rep = ingest(sample_news_path(), tmp_path / "bolt")
     assert rep.new_chunks == rep.chunks > 0
     assert ingest(sample_news_path(), tmp_path / "bolt").new_chunks == 0          # idempotent on Neo4j too
-    neo = GraphRAG(tmp_path / "bolt")
+    neo = GraphRAG(tmp_path / "bolt"); neo.store.graph                      # open the Neo4j graph now
     monkeypatch.delenv("FINRAG_NEO4J_URI")
+    with pytest.raises(FinragError, match="its graph lives in neo4j"): NewsStore(tmp_path / "bolt")
     lb = GraphRAG(lb_store)
     try:
         for q in DEMO_QUESTIONS:
