@@ -12,7 +12,7 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'DEMO_QUESTIONS', 'main', 'enrich', 'ingest', 'ask', 'demo']
+__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'main', 'enrich', 'ingest', 'ask', 'demo', 'experiment_plan', 'reproduce']
 
 # %% ../nbs/90_cli.ipynb #2dec3f63
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -124,3 +124,54 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     typer.echo("\nNext: the method is narrated in nbs/11_ingest.ipynb and nbs/12_graphrag.ipynb. On real news:\n"
                "  finrag ingest ../shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv --store stores/fnspid\n"
                "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
+
+# %% ../nbs/90_cli.ipynb #224a598d
+EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
+
+def _param(kv:str):
+    if "=" not in kv: raise FinragError(f"-p expects key=value, got {kv!r}")
+    k, v = kv.split("=", 1)
+    try: return k, json.loads(v)
+    except json.JSONDecodeError: return k, v
+
+def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> list[tuple[Path, Path, dict]]:
+    "(notebook, executed copy, parameters) for each experiment notebook of `paper`; checks every parameter is declared."
+    import papermill as pm
+    from finrag.core import project_root
+    root = project_root()
+    if paper not in EXPERIMENTS: raise FinragError(f"unknown paper {paper!r}: choose one of {', '.join(EXPERIMENTS)}")
+    plan = []
+    for name in EXPERIMENTS[paper]:
+        nb = root/"nbs"/"experiments"/f"{name}.ipynb"
+        if not nb.exists(): raise FinragError(f"{nb}: experiment notebook not found (this paper's reproduction is not in this version)")
+        p = {}
+        if quick:
+            ov = root/"tests"/"overrides"/f"{name}.json"
+            if ov.exists(): p.update(json.loads(ov.read_text()))
+            q = root/"runs"/"quick"
+            p.update(store_dir=str(q/"stores"/name), figures_dir=str(q/"figures"), results_dir=str(q/"results"))
+        p.update(dict(_param(kv) for kv in params or []))
+        declared = set(pm.inspect_notebook(str(nb)))
+        unknown = sorted(set(p) - declared)
+        if unknown: raise FinragError(f"{nb.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
+        plan.append((nb, root/"runs"/(("quick_" if quick else "") + nb.name), p))
+    return plan
+
+@app.command()
+def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattice"),
+              quick:bool=typer.Option(False, "--quick", help="Small overrides (as in the tests); outputs under runs/quick/."),
+              param:list[str]=typer.Option(None, "-p", "--param", help="Override a notebook parameter: key=value (repeatable)."),
+              dry_run:bool=typer.Option(False, "--dry-run", help="Print what would run.")):
+    "Re-run a paper's experiment notebooks with papermill (figures/ and results/, or runs/quick/ with --quick)."
+    plan = experiment_plan(paper, quick, param)
+    for nb, out, p in plan:
+        typer.echo(f"{nb.relative_to(nb.parents[2])} -> {out.relative_to(out.parents[1])}  {json.dumps(p) if p else '(production defaults)'}")
+        if dry_run: continue
+        import papermill as pm
+        out.parent.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        try:
+            pm.execute_notebook(str(nb), str(out), parameters=p, cwd=str(nb.parents[2]), kernel_name="python3", progress_bar=False)
+        except pm.PapermillExecutionError as e:
+            raise FinragError(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})") from None
+        typer.echo(f"  done in {time.perf_counter()-t0:.0f}s")
