@@ -138,6 +138,7 @@ class LLMResponse:
     latency_s: float     # wall seconds of this call (retries included; a cache lookup for cached=True)
     cached: bool
     data: object|None = None   # parsed JSON when JSON was requested; None when parsing failed
+    logprobs: list|None = None # with `chat(..., logprobs=n)`: per generated token [token, logprob, [[alt, logprob], ...n]]
 
 @dataclass
 class LLMStats:
@@ -200,6 +201,13 @@ def _json_request(messages:list, schema:dict, mode:str) -> tuple[list, dict|None
     if msgs[0].get("role") == "system": msgs[0]["content"] = f"{msgs[0]['content']}\n\n{note}"
     else: msgs.insert(0, {"role": "system", "content": note})
     return msgs, ({"type": "json_object"} if mode == "json_object" else None)
+
+def _token_logprobs(out) -> list|None:
+    "[[token, logprob, [[alternative, logprob], ...]], ...] of the first choice, None when the server sent no logprobs."
+    ch = out.choices[0] if out.choices else None
+    content = getattr(getattr(ch, "logprobs", None), "content", None)
+    if not content: return None
+    return [[t.token, float(t.logprob), [[a.token, float(a.logprob)] for a in (t.top_logprobs or [])]] for t in content]
 
 def _cache_key(req:dict) -> str:
     "Hash of the request as sent (no base URL): sorted-key JSON through `stable_id`."
@@ -278,6 +286,7 @@ class LLMClient:
              json_schema:dict|None=None,   # ask for JSON matching this JSON Schema; the parsed value lands in `.data`
              seed:int|None=0,              # sampling seed sent to the server (None = not sent)
              cache:bool=True,              # read and write the on-disk cache
+             logprobs:int|None=None,       # also return the log-probability of each generated token and its `logprobs` best alternatives
              **extra                       # more request fields (stop, top_p, ...), sent in the JSON body
             ) -> LLMResponse:
         "One chat completion. Raises `InputError` for malformed messages and `LLMError` when the server fails after retries."
@@ -290,6 +299,7 @@ class LLMClient:
             req = dict(model=self.model, messages=msgs, max_tokens=max_tokens,
                        temperature=self.temperature if temperature is None else temperature)
             if seed is not None: req["seed"] = seed
+            if logprobs is not None: req.update(logprobs=True, top_logprobs=int(logprobs))
             if rf is not None: req["response_format"] = rf
             if extra: req["extra_body"] = extra
             key = _cache_key(req)
@@ -306,6 +316,7 @@ class LLMClient:
             rec = dict(text=(out.choices[0].message.content or "") if out.choices else "", model=out.model or self.model,
                        prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
                        completion_tokens=int(getattr(u, "completion_tokens", 0) or 0))
+            if logprobs is not None: rec["logprobs"] = _token_logprobs(out)
             with self._lock:
                 st = self.stats
                 st.prompt_tokens += rec["prompt_tokens"]; st.completion_tokens += rec["completion_tokens"]; st.seconds += dt
