@@ -12,7 +12,8 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'main', 'enrich', 'ingest', 'ask', 'demo', 'experiment_plan', 'reproduce']
+__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'main', 'enrich', 'ingest', 'ask', 'demo', 'experiment_plan',
+           'reproduce', 'eval_questions', 'eval_graphrag']
 
 # %% ../nbs/90_cli.ipynb #2dec3f63
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -175,3 +176,39 @@ def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattic
         except pm.PapermillExecutionError as e:
             raise FinragError(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})") from None
         typer.echo(f"  done in {time.perf_counter()-t0:.0f}s")
+
+# %% ../nbs/90_cli.ipynb #5d734ed9
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluate a method on a question set (P1: vector vs Graph-RAG).")
+app.add_typer(eval_app, name="eval")
+
+@eval_app.command("questions")
+def eval_questions(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
+                   out:Path=typer.Option(..., "--out", help="Question file to write (JSONL)."),
+                   n:int=typer.Option(None, help="Number of questions (default [graphrag] n_questions, split 30/70)."),
+                   seed:int=typer.Option(0, help="Seed of the template draw."),
+                   llm:bool=typer.Option(False, "--llm", help="Let the LLM write question text and reference answer.")):
+    "Write a grounded question set (direct + relational, with expected tickers, reference answers and supports)."
+    from finrag.p1_eval import generate_questions, write_questions
+    from finrag.llm import get_llm
+    qs = generate_questions(store, n=n, seed=seed, llm=get_llm() if llm else None)
+    write_questions(qs, out)
+    typer.echo(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
+               (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else ""))
+
+@eval_app.command("graphrag")
+def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
+                  questions:Path=typer.Option(..., "--questions", help="Question file (JSONL; see `finrag eval questions`)."),
+                  tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau)."),
+                  no_llm:bool=typer.Option(False, "--no-llm", help="Only what needs no LLM (context metrics, retrieval latency)."),
+                  ragas:str=typer.Option("offline", help="none | offline (non-LLM RAGAS) | all (+ LLM-judged; slow on a small local model)."),
+                  ragas_n:int=typer.Option(None, "--ragas-n", help="Questions judged by the LLM-judged RAGAS metrics (default: all)."),
+                  strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
+                  json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
+    "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
+    from finrag.p1_eval import load_questions, evaluate_graphrag, format_report, jsonable
+    modes = {"none": False, "offline": "offline", "all": True}
+    if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
+    qs, rep = load_questions(questions, strict=strict)
+    if rep.n_bad: typer.echo(rep.summary(), err=True)
+    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n)
+    typer.echo(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False) if json_out else format_report(r))
