@@ -5,7 +5,7 @@ Folders holding a `.notest` file (the papermill experiment notebooks) are tested
 """
 from pathlib import Path
 import pytest
-from nbdev.test import test_nb
+from nbdev.test import test_nb as run_notebook
 
 NBS = Path(__file__).resolve().parent.parent / "nbs"
 
@@ -21,5 +21,5 @@ NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb") if _tested(p))
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook(nb):
-    ok, secs = test_nb(nb, skip_flags=["notest", "slow"], showerr=True)
+    ok, secs = run_notebook(nb, skip_flags=["notest", "slow"], showerr=True)
     assert ok, f"{nb.name} failed (see the cell error above)"
