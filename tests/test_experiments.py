@@ -11,6 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXP = ROOT / "nbs" / "experiments"
+# Per-notebook checks on the results files written with the quick overrides (filename -> parsed JSON).
+def _p1_graph(out): assert any(v.get("chunks", 0) > 0 and v.get("tickers", 0) > 0 for v in out.values()), out
+CHECKS = {"p1_fnspid_graph": _p1_graph}
 CASES = sorted(p.stem for p in (ROOT / "tests" / "overrides").glob("*.json"))
 
 
@@ -28,5 +31,7 @@ def test_experiment_notebook(name, tmp_path):
     figs = sorted(p.name for p in (tmp_path / "figures").glob("*.png"))
     results = list((tmp_path / "results").glob("*.json"))
     assert figs and results, (figs, results)
-    out = json.loads(results[0].read_text())
-    assert out["chunks"] > 0 and out["tickers"] > 0
+    out = {p.name: json.loads(p.read_text()) for p in results}
+    assert all(out.values()), f"empty results files: {[k for k, v in out.items() if not v]}"
+    check = CHECKS.get(name)
+    if check: check(out)
