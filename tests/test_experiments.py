@@ -13,7 +13,30 @@ ROOT = Path(__file__).resolve().parent.parent
 EXP = ROOT / "nbs" / "experiments"
 # Per-notebook checks on the results files written with the quick overrides (filename -> parsed JSON).
 def _p1_graph(out): assert any(v.get("chunks", 0) > 0 and v.get("tickers", 0) > 0 for v in out.values()), out
-CHECKS = {"p1_fnspid_graph": _p1_graph}
+def _p3_lattice(out):
+    r = out["p3_quick_lattice.json"]
+    nd = r["ndcg@10"]
+    assert set(nd) == {"bm25", "dense", "hybrid", "lattice-emb"} and all(0.0 <= v <= 1.0 for v in nd.values()), nd
+    assert nd["bm25"] > 0 and nd["dense"] > 0, nd            # gold documents are in the slice: the baselines find some
+    assert r["n_queries"] == 4 and r["n_docs"] == 40, r
+    assert "lattice-llm" in r["ndcg@10_llm_queries"] and r["lattice"]["lattice-llm"]["mean_per_query"]["calls"] >= 1, r["lattice"]
+    ab = r["ablations"]
+    assert set(ab) == {"top-down vs bottom-up", "calibration", "path relevance", "depth vs width"}, ab
+    assert set(map(int, ab["depth vs width"]["branching"])) == {4, 8} and set(map(int, ab["depth vs width"]["beam"])) == {1, 2}, ab
+    assert r["lattice"]["lattice-emb"]["mean_per_query"]["prompt_tokens"] >= 1, r["lattice"]["lattice-emb"]
+def _p2_financerag(out):
+    r = out["p2_quick.json"]
+    methods = ["bm25", "dense", "bm25 + pre", "dense + pre", "single reranker", "hierarchical"]
+    assert list(r["ndcg@20"]) == methods, list(r["ndcg@20"])
+    assert all(set(v) == {"financebench", "finqa", "tatqa", "mean"} and all(0.0 <= x <= 1.0 for x in v.values())
+               for v in r["ndcg@20"].values()), r["ndcg@20"]
+    assert len(r["rows"]) == 18 and all(row["n_queries"] == 3 for row in r["rows"]), r["rows"]
+    assert all(s["queries"] == 3 and s["docs"] <= 3 + 12 for s in r["sizes"].values()), r["sizes"]
+    assert r["ndcg@20"]["bm25"]["mean"] > 0 and r["ndcg@20"]["dense"]["mean"] > 0, r["ndcg@20"]   # gold docs are in the slice
+    assert r["params"]["stage1_keep"] == 100 and r["params"]["final_k"] == 20, r["params"]
+    assert set(r["gains"]) >= {"preretrieval_dense_pct", "hierarchical_vs_single_pct"}, r["gains"]
+    assert {"preretrieval.query", "stage1", "stage2"} <= set(r["timings"]["finqa"]["hierarchical_stage_ms"]), r["timings"]
+CHECKS = {"p1_fnspid_graph": _p1_graph, "p2_financerag": _p2_financerag, "p3_lattice": _p3_lattice}
 CASES = sorted(p.stem for p in (ROOT / "tests" / "overrides").glob("*.json"))
 
 
