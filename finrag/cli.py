@@ -12,8 +12,9 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'main', 'enrich', 'ingest', 'ask', 'demo', 'experiment_plan',
-           'reproduce', 'eval_questions', 'eval_graphrag']
+__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'RETRIEVAL_METHODS', 'main', 'enrich', 'ingest', 'ask', 'demo',
+           'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag', 'run_retrieval_eval',
+           'eval_retrieval_cmd']
 
 # %% ../nbs/90_cli.ipynb #2dec3f63
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -212,3 +213,70 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if rep.n_bad: typer.echo(rep.summary(), err=True)
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n)
     typer.echo(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False) if json_out else format_report(r))
+
+# %% ../nbs/90_cli.ipynb #1c520d76
+def _preprocessed(ds, preretrieval):
+    from finrag.preretrieval import preprocess_dataset
+    return ds if preretrieval is None else preprocess_dataset(ds, preretrieval)
+
+def _build_flat(method):
+    def build(ds, preretrieval, opts):
+        from finrag.retrieval import make_retriever
+        ds = _preprocessed(ds, preretrieval)
+        return ds, make_retriever(method, ds.corpus)
+    return build
+
+def _build_hierarchical(ds, preretrieval, opts):
+    from finrag.hierarchical import HierarchicalRetriever
+    return ds, HierarchicalRetriever(ds.corpus, stage1=opts.get("stage1") or "hybrid", stage2=opts.get("stage2") or "auto",
+                                     preretrieval=preretrieval)
+
+RETRIEVAL_METHODS = {"bm25": _build_flat("bm25"), "dense": _build_flat("dense"), "hybrid": _build_flat("hybrid"),
+                     "hierarchical": _build_hierarchical}
+
+def _cutoff_list(s:str) -> tuple:
+    try: ks = tuple(int(x) for x in s.split(",") if x.strip())
+    except ValueError: ks = ()
+    if not ks or any(k < 1 for k in ks): raise FinragError(f"--k {s!r}: give positive integers separated by commas, e.g. 10,20")
+    return ks
+
+def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool=True, llm_preretrieval:bool=False,
+                       k:tuple=(10, 20), recall_k:tuple=(100,), opts:dict|None=None) -> dict:
+    "Load the BEIR folder, build `method` (see `RETRIEVAL_METHODS`), evaluate; the dict `finrag eval retrieval` prints."
+    from finrag.data import load_beir
+    from finrag.retrieval import evaluate
+    from finrag.hierarchical import DEFAULT_PRERETRIEVAL
+    from dataclasses import replace
+    m = str(method).strip().lower()
+    if m not in RETRIEVAL_METHODS: raise FinragError(f"unknown method {method!r}: use one of {', '.join(RETRIEVAL_METHODS)}")
+    ds = load_beir(data, split)
+    judged = [q for q, rel in ds.qrels.items() if any(g > 0 for g in rel.values())]
+    if not judged: raise FinragError(f"{Path(data)/'qrels'/(split + '.tsv')}: no relevant judgement (score > 0): nothing to evaluate")
+    cfg = (replace(DEFAULT_PRERETRIEVAL, use_llm=True) if llm_preretrieval else DEFAULT_PRERETRIEVAL) if preretrieval else None
+    t0 = time.perf_counter()
+    ds2, retr = RETRIEVAL_METHODS[m](ds, cfg, dict(opts or {}))
+    queries = {q: ds2.queries[q] for q in judged}
+    run = retr.search(queries, k=max(k + recall_k))
+    secs = time.perf_counter() - t0
+    ev = evaluate(run, ds.qrels, k, recall_k)
+    return {"dataset": ds.name, "split": split, "method": getattr(retr, "name", m), "preretrieval": cfg is not None,
+            **{f"ndcg@{c}": round(ev[f"ndcg@{c}"], 4) for c in k}, **{f"recall@{c}": round(ev[f"recall@{c}"], 4) for c in recall_k},
+            "n_queries": ev["n_queries"], "seconds": round(secs, 2), "seconds_per_query": round(secs/max(len(queries), 1), 4)}
+
+@eval_app.command("retrieval")
+def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
+                       split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
+                       method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical."),
+                       no_preretrieval:bool=typer.Option(False, "--no-preretrieval", help="Skip the pre-retrieval steps."),
+                       llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
+                       k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
+                       stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
+                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | ce | ce:PATH; default: measured best available)."),
+                       json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
+    "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
+    r = run_retrieval_eval(data, method, split, not no_preretrieval, llm_preretrieval, _cutoff_list(k), (100,),
+                           {"stage1": stage1, "stage2": stage2})
+    if json_out: typer.echo(json.dumps(r)); return
+    typer.echo(f"{r['dataset']} [{r['split']}] {r['method']}" + (" + pre-retrieval" if r["preretrieval"] else ""))
+    for key in [x for x in r if x.startswith(("ndcg@", "recall@"))]: typer.echo(f"  {key.replace('ndcg', 'nDCG'):<11} {r[key]:.4f}")
+    typer.echo(f"  queries     {r['n_queries']}\n  seconds     {r['seconds']:.2f} ({1000*r['seconds_per_query']:.1f} ms/query)")
