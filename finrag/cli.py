@@ -137,13 +137,23 @@ def _param(kv:str):
     except json.JSONDecodeError: return k, v
 
 def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> list[tuple[Path, Path, dict]]:
-    "(notebook, executed copy, parameters) for each experiment notebook of `paper`; checks every parameter is declared."
+    """(notebook, executed copy, parameters) for each experiment notebook of `paper`.
+
+    `params` are `key=value` (JSON values, else strings) or `notebook.key=value`. A plain key goes to every notebook of
+    the paper that declares it; a key no notebook declares (or a scoped key its notebook does not declare) is a
+    `FinragError` naming the declared parameters, so a typo never runs silently with the default."""
     import papermill as pm
     from finrag.core import project_root
     root = project_root()
     if paper not in EXPERIMENTS: raise FinragError(f"unknown paper {paper!r}: choose one of {', '.join(EXPERIMENTS)}")
-    plan = []
-    for name in EXPERIMENTS[paper]:
+    names, scoped, plain = EXPERIMENTS[paper], {}, {}
+    for kv in params or []:
+        k, v = _param(kv)
+        nbname, _, key = k.rpartition(".")
+        if nbname and nbname not in names: raise FinragError(f"-p {kv!r}: {nbname!r} is not an experiment of {paper!r} ({', '.join(names)})")
+        (scoped.setdefault(nbname, {}) if nbname else plain)[key] = v
+    plan, used = [], set()
+    for name in names:
         nb = root/"nbs"/"experiments"/f"{name}.ipynb"
         if not nb.exists(): raise FinragError(f"{nb}: experiment notebook not found (this paper's reproduction is not in this version)")
         p = {}
@@ -152,11 +162,13 @@ def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> 
             if ov.exists(): p.update(json.loads(ov.read_text()))
             q = root/"runs"/"quick"
             p.update(store_dir=str(q/"stores"/name), figures_dir=str(q/"figures"), results_dir=str(q/"results"))
-        p.update(dict(_param(kv) for kv in params or []))
         declared = set(pm.inspect_notebook(str(nb)))
+        mine = {k: v for k, v in plain.items() if k in declared}; used |= set(mine)
+        p.update(mine); p.update(scoped.get(name, {}))
         unknown = sorted(set(p) - declared)
         if unknown: raise FinragError(f"{nb.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
         plan.append((nb, root/"runs"/(("quick_" if quick else "") + nb.name), p))
+    if set(plain) - used: raise FinragError(f"no experiment notebook of {paper!r} has parameter(s) {sorted(set(plain) - used)}")
     return plan
 
 @app.command()
