@@ -195,19 +195,14 @@ class Gazetteer:
         return self._keys.get(_key(s))
 
 # %% ../nbs/03_models.ipynb #ef7463a4
-@lru_cache(maxsize=1)
-def _blank_tokenizer():
-    import spacy
-    return spacy.blank("en").tokenizer
-
 def _patterns(self:Gazetteer) -> list[dict]:
-    "spaCy `EntityRuler` patterns: aliases and bare tickers with `id` = canonical id; generic ticker forms without."
-    tok, pats = _blank_tokenizer(), []
+    "spaCy `EntityRuler` patterns: aliases and bare tickers as phrase patterns (str) with `id` = canonical id; generic ticker forms as token patterns without."
+    pats = []
     for r in self.rows:
         for a in r["aliases"]:
-            pats.append({"label": r["label"], "id": SHARE_CLASSES.get(r["id"], r["id"]), "pattern": [{"ORTH": t.text} for t in tok(a)]})
+            pats.append({"label": r["label"], "id": SHARE_CLASSES.get(r["id"], r["id"]), "pattern": a})
     for t, i in self._bare.items():
-        pats.append({"label": "STOCK_TICKER", "id": i, "pattern": [{"ORTH": t}]})
+        pats.append({"label": "STOCK_TICKER", "id": i, "pattern": t})
     tick = {"TEXT": {"REGEX": rf"^{_TICKER_RE}$"}}
     pats.append({"label": "STOCK_TICKER", "pattern": [{"ORTH": "$", "SPACY": False}, tick]})
     pats.append({"label": "STOCK_TICKER", "pattern": [{"LOWER": {"IN": list(_EXCHANGES)}}, {"ORTH": ":"}, tick]})
