@@ -12,9 +12,10 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'RETRIEVAL_METHODS', 'lattice_app', 'main', 'enrich', 'ingest',
-           'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag', 'run_retrieval_eval',
-           'eval_retrieval_cmd', 'limit_corpus', 'build_summary', 'lattice_build']
+__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'RETRIEVAL_METHODS', 'lattice_app', 'data_app', 'BEIR_SOURCES',
+           'main', 'enrich', 'ingest', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag',
+           'run_retrieval_eval', 'eval_retrieval_cmd', 'limit_corpus', 'build_summary', 'lattice_build', 'to_beir',
+           'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -370,3 +371,50 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                       max_leaf_docs=max_leaf_docs, progress=progress)
     path = tree.save(out)
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
+
+# %% ../nbs/90_cli.ipynb #6f7d73cf
+data_app = typer.Typer(no_args_is_help=True, help="Convert the development datasets to BEIR folders.")
+app.add_typer(data_app, name="data")
+
+# dataset -> (files relative to the data root, split of the written qrels)
+BEIR_SOURCES = {
+    "tatqa": (["tatqa/dataset_raw/tatqa_dataset_dev.json"], "test"),
+    "financebench": (["financebench/data/financebench_open_source.jsonl",
+                      "financerag_icaif24/data/corpus/financebench_corpus.jsonl/corpus.jsonl",
+                      "financerag_icaif24/data/queries/financebench_queries.jsonl/queries.jsonl"], "test"),
+    "finqa": (["finqa_test_subset100/finqa_test.json"], "test"),
+    "scifact": (["beir_scifact/data/scifact.zip", "beir_scifact/data/scifact/queries_all_1109_reformatted.jsonl",
+                 "beir_scifact/data/scifact/qrels/train.tsv"], "train"),
+}
+
+def to_beir(name:str, src=None, out=None):
+    """Convert dataset `name` (a key of `BEIR_SOURCES`) found under the data root `src` (default `../shared/data`
+    beside the project) into a `BeirDataset`, written to `out` when given. `FinragError` for an unknown name,
+    `InputError` naming the missing file."""
+    from finrag.core import project_root, InputError
+    from finrag.data import tatqa_to_beir, financebench_to_beir, scifact_to_beir, write_beir
+    if name not in BEIR_SOURCES: raise FinragError(f"unknown dataset {name!r}: choose one of {', '.join(BEIR_SOURCES)}")
+    root = Path(src) if src else project_root().parent/"shared"/"data"
+    rel, split = BEIR_SOURCES[name]
+    files = [root/r for r in rel]
+    for f in files:
+        if not f.exists(): raise InputError(f"{name} source file not found (data root {root}; use --src)", f)
+    if name == "tatqa": ds = tatqa_to_beir(files[0])
+    elif name == "financebench": ds = financebench_to_beir(files[0], files[1], queries_jsonl=files[2])
+    elif name == "finqa":
+        from finrag.hierarchical import finqa_to_beir
+        ds = finqa_to_beir(files[0])
+    else: ds = scifact_to_beir(files[0], files[1], files[2])
+    if out is not None: write_beir(ds, out, split)
+    return ds
+
+@data_app.command("beir")
+def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact"),
+              out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
+              src:Path=typer.Option(None, "--src", help="Data root holding the datasets (default: ../shared/data beside the project).")):
+    "Convert a development dataset to a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."
+    ds = to_beir(name, src, out)
+    split = BEIR_SOURCES[name][1]
+    n_rel = sum(len(v) for v in ds.qrels.values())
+    typer.echo(f"{name}: {len(ds.corpus):,} documents, {len(ds.queries):,} queries, {n_rel:,} judgements -> {out}/qrels/{split}.tsv")
+    typer.echo(f"next: finrag eval retrieval --data {out} --split {split} --method bm25")
