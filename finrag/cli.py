@@ -34,6 +34,9 @@ def main():
     except FinragError as e:
         typer.secho(f"error: {e}", fg="red", err=True)
         sys.exit(e.exit_code)
+    except OSError as e:       # a path the user gave that the file system refuses (a folder for a file, no permission, ...)
+        typer.secho(f"error: {e.strerror or e}" + (f": {e.filename2 or e.filename}" if e.filename else ""), fg="red", err=True)
+        sys.exit(2)
 
 # %% ../nbs/90_cli.ipynb #f2a06790
 def _fmt_ents(ec) -> str:
@@ -252,8 +255,14 @@ def _build_lattice(ds, preretrieval, opts):
     if scorer not in ("llm", "embedding"): raise FinragError(f"--scorer {scorer!r}: use llm or embedding")
     ds = _preprocessed(ds, preretrieval)
     r = LatticeRetriever(Path(opts["tree"]), scorer=scorer, progress=bool(opts.get("progress", False)))
-    unknown = [l.doc_id for l in r.tree.leaves() if l.doc_id not in ds.corpus]
+    leaves = {l.doc_id for l in r.tree.leaves()}
+    unknown, missing = sorted(leaves - set(ds.corpus)), sorted(set(ds.corpus) - leaves)
+    if len(unknown) == len(leaves):
+        raise FinragError(f"{opts['tree']}: none of the tree's {len(leaves)} leaves is a document of {ds.name!r}: "
+                          "the tree was built from another corpus (rebuild it with `finrag lattice build --data ...`)")
     if unknown: typer.echo(f"warning: {len(unknown)} leaves of the tree are not in this corpus (e.g. {unknown[0]!r})", err=True)
+    if missing: typer.echo(f"warning: {len(missing)} of {len(ds.corpus)} corpus documents are not in the tree and can never be "
+                           f"retrieved (e.g. {missing[0]!r}; a tree built with --limit?)", err=True)
     return ds, r
 
 RETRIEVAL_METHODS = {"bm25": _build_flat("bm25"), "dense": _build_flat("dense"), "hybrid": _build_flat("hybrid"),
@@ -277,16 +286,19 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
     ds = load_beir(data, split)
     judged = [q for q, rel in ds.qrels.items() if any(g > 0 for g in rel.values())]
     if not judged: raise FinragError(f"{Path(data)/'qrels'/(split + '.tsv')}: no relevant judgement (score > 0): nothing to evaluate")
+    if m == "lattice": preretrieval = False   # the tree's summaries were built from the raw texts
     cfg = (replace(DEFAULT_PRERETRIEVAL, use_llm=True) if llm_preretrieval else DEFAULT_PRERETRIEVAL) if preretrieval else None
     t0 = time.perf_counter()
     ds2, retr = RETRIEVAL_METHODS[m](ds, cfg, dict(opts or {}))
     queries = {q: ds2.queries[q] for q in judged}
+    t1 = time.perf_counter()                   # index build (pre-processing, encoding the corpus, loading models) ends here
     run = retr.search(queries, k=max(k + recall_k))
-    secs = time.perf_counter() - t0
+    t2 = time.perf_counter(); build, secs = t1 - t0, t2 - t1
     ev = evaluate(run, ds.qrels, k, recall_k)
     return {"dataset": ds.name, "split": split, "method": getattr(retr, "name", m), "preretrieval": cfg is not None,
             **{f"ndcg@{c}": round(ev[f"ndcg@{c}"], 4) for c in k}, **{f"recall@{c}": round(ev[f"recall@{c}"], 4) for c in recall_k},
-            "n_queries": ev["n_queries"], "seconds": round(secs, 2), "seconds_per_query": round(secs/max(len(queries), 1), 4),
+            "n_queries": ev["n_queries"], "build_seconds": round(build, 2), "seconds": round(secs, 2),
+            "seconds_per_query": round(secs/max(len(queries), 1), 4),
             **_cost_per_query(retr)}
 
 def _cost_per_query(retr) -> dict:
@@ -301,11 +313,11 @@ def _cost_per_query(retr) -> dict:
 def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
                        split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
                        method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice."),
-                       no_preretrieval:bool=typer.Option(False, "--no-preretrieval", help="Skip the pre-retrieval steps."),
+                       no_preretrieval:bool=typer.Option(False, "--no-preretrieval", help="Skip the pre-retrieval steps (always skipped for lattice: its tree is built from the raw texts)."),
                        llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
                        stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
-                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | ce | ce:PATH; default: measured best available)."),
+                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | ce | ce:PATH; default: maxsim, the best of the candidates measured in nbs/22)."),
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
                        scorer:str=typer.Option(None, help="lattice: llm (the paper's, default) | embedding (no LLM, a deviation)."),
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
@@ -315,7 +327,8 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
     if json_out: typer.echo(json.dumps(r)); return
     typer.echo(f"{r['dataset']} [{r['split']}] {r['method']}" + (" + pre-retrieval" if r["preretrieval"] else ""))
     for key in [x for x in r if x.startswith(("ndcg@", "recall@"))]: typer.echo(f"  {key.replace('ndcg', 'nDCG'):<11} {r[key]:.4f}")
-    typer.echo(f"  queries     {r['n_queries']}\n  seconds     {r['seconds']:.2f} ({1000*r['seconds_per_query']:.1f} ms/query)")
+    typer.echo(f"  queries     {r['n_queries']}\n  seconds     {r['seconds']:.2f} searching ({1000*r['seconds_per_query']:.1f} ms/query)"
+               f" + {r['build_seconds']:.2f} building the index")
     if "llm_calls_per_query" in r:
         typer.echo(f"  LLM/query   {r['llm_calls_per_query']} calls, {r['prompt_tokens_per_query']} prompt + {r['completion_tokens_per_query']} completion tokens")
 
