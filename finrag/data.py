@@ -287,13 +287,14 @@ def read_qrels(path,                        # a qrels TSV: query-id, corpus-id, 
                strict:bool=True,            # raise the first bad row (False: skip and count it in `report`)
                report:LoadReport|None=None  # where counts and bad rows go (a new one when None)
               ) -> dict:
-    "query id -> {doc id: int relevance}; rows numbered after the header."
+    "query id -> {doc id: int relevance}; rows are numbered by file line (a header is line 1)."
     path = _require_file(path, "qrels file"); report = _report(report, path)
     text = read_text(path)
     lines = [l.rstrip("\r") for l in text.split("\n")]
-    if lines and len(f := lines[0].split("\t")) == 3 and not re.fullmatch(r"\s*-?\d+\s*", f[2]): lines = lines[1:]
+    first = 1
+    if lines and len(f := lines[0].split("\t")) == 3 and not re.fullmatch(r"\s*-?\d+\s*", f[2]): lines, first = lines[1:], 2
     qrels = {}
-    for i, line in enumerate(lines, 1):
+    for i, line in enumerate(lines, first):
         if not line.strip(): continue
         report.n_rows += 1
         def bad(msg, fld=None): report.skip(InputError(msg, path, i, fld), strict)
