@@ -275,8 +275,10 @@ def _cutoff_list(s:str) -> tuple:
     return ks
 
 def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool=True, llm_preretrieval:bool=False,
-                       k:tuple=(10, 20), recall_k:tuple=(100,), opts:dict|None=None) -> dict:
-    "Load the BEIR folder, build `method` (see `RETRIEVAL_METHODS`), evaluate; the dict `finrag eval retrieval` prints."
+                       k:tuple=(10, 20), recall_k:tuple=(100,), opts:dict|None=None,
+                       max_queries:int|None=None, seed:int=0) -> dict:
+    """Load the BEIR folder, build `method` (see `RETRIEVAL_METHODS`), evaluate; the dict `finrag eval retrieval` prints.
+    `max_queries`: evaluate a seeded random sample of that many judged queries (the whole corpus is still indexed)."""
     from finrag.data import load_beir
     from finrag.retrieval import evaluate
     from finrag.hierarchical import DEFAULT_PRERETRIEVAL
@@ -286,6 +288,11 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
     ds = load_beir(data, split)
     judged = [q for q, rel in ds.qrels.items() if any(g > 0 for g in rel.values())]
     if not judged: raise FinragError(f"{Path(data)/'qrels'/(split + '.tsv')}: no relevant judgement (score > 0): nothing to evaluate")
+    if max_queries is not None:
+        if max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
+        if max_queries < len(judged):
+            import random
+            judged = sorted(random.Random(seed).sample(sorted(judged), max_queries))
     if m == "lattice": preretrieval = False   # the tree's summaries were built from the raw texts
     cfg = (replace(DEFAULT_PRERETRIEVAL, use_llm=True) if llm_preretrieval else DEFAULT_PRERETRIEVAL) if preretrieval else None
     t0 = time.perf_counter()
@@ -294,7 +301,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
     t1 = time.perf_counter()                   # index build (pre-processing, encoding the corpus, loading models) ends here
     run = retr.search(queries, k=max(k + recall_k))
     t2 = time.perf_counter(); build, secs = t1 - t0, t2 - t1
-    ev = evaluate(run, ds.qrels, k, recall_k)
+    ev = evaluate(run, {q: ds.qrels[q] for q in judged}, k, recall_k)
     return {"dataset": ds.name, "split": split, "method": getattr(retr, "name", m), "preretrieval": cfg is not None,
             **{f"ndcg@{c}": round(ev[f"ndcg@{c}"], 4) for c in k}, **{f"recall@{c}": round(ev[f"recall@{c}"], 4) for c in recall_k},
             "n_queries": ev["n_queries"], "build_seconds": round(build, 2), "seconds": round(secs, 2),
@@ -320,10 +327,12 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | ce | ce:PATH; default: maxsim, the best of the candidates measured in nbs/22)."),
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
                        scorer:str=typer.Option(None, help="lattice: llm (the paper's, default) | embedding (no LLM, a deviation)."),
+                       max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
     r = run_retrieval_eval(data, method, split, not no_preretrieval, llm_preretrieval, _cutoff_list(k), (100,),
-                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer, "progress": not json_out})
+                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer, "progress": not json_out},
+                           max_queries=max_queries)
     if json_out: typer.echo(json.dumps(r)); return
     typer.echo(f"{r['dataset']} [{r['split']}] {r['method']}" + (" + pre-retrieval" if r["preretrieval"] else ""))
     for key in [x for x in r if x.startswith(("ndcg@", "recall@"))]: typer.echo(f"  {key.replace('ndcg', 'nDCG'):<11} {r[key]:.4f}")
