@@ -253,7 +253,7 @@ def _build_lattice(ds, preretrieval, opts):
     if not opts.get("tree"): raise FinragError("--method lattice needs --tree TREE.json (build one with `finrag lattice build`)")
     scorer = opts.get("scorer") or "llm"
     if scorer not in ("llm", "embedding"): raise FinragError(f"--scorer {scorer!r}: use llm or embedding")
-    ds = _preprocessed(ds, preretrieval)
+    # no pre-retrieval here: the tree's summaries were built from the raw texts (`run_retrieval_eval` passes None)
     r = LatticeRetriever(Path(opts["tree"]), scorer=scorer, progress=bool(opts.get("progress", False)))
     leaves = {l.doc_id for l in r.tree.leaves()}
     unknown, missing = sorted(leaves - set(ds.corpus)), sorted(set(ds.corpus) - leaves)
