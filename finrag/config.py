@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_config.ipynb #837d01fa
 from __future__ import annotations
-import configparser, dataclasses, os, typing
+import configparser, dataclasses, importlib.resources, os, typing
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
@@ -104,13 +104,14 @@ class Settings:
 
     @property
     def cache_dir(self) -> Path:
-        "The on-disk cache folder (`$FINRAG_CACHE_DIR`, else `[models] cache_dir` under the project root)."
+        "The on-disk cache folder (`$FINRAG_CACHE_DIR`, else `[models] cache_dir` under the checkout's root, or under the working directory when installed from a wheel)."
         p = Path(os.environ.get("FINRAG_CACHE_DIR") or self.models.cache_dir)
-        return p if p.is_absolute() else project_root()/p
+        root = project_root()
+        return p if p.is_absolute() else (root if (root/"nbs").is_dir() else Path.cwd())/p
 
 def settings_path() -> Path:
-    "`$FINRAG_SETTINGS`, else `settings.ini` at the project root."
-    return Path(os.environ.get("FINRAG_SETTINGS") or project_root()/"settings.ini")
+    "`$FINRAG_SETTINGS`, else the packaged defaults `finrag/settings.ini` (in a checkout a link to the root `settings.ini`)."
+    return Path(os.environ.get("FINRAG_SETTINGS") or str(importlib.resources.files("finrag")/"settings.ini"))
 
 def load_settings(path=None) -> Settings:
     "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem."

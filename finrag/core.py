@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #bce0fd48
 from __future__ import annotations
-import hashlib, importlib.util, os, time, json
+import hashlib, importlib.resources, importlib.util, os, time, json
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -91,8 +91,8 @@ def project_root() -> Path:
     return Path(spec.origin).resolve().parent.parent
 
 def data_dir() -> Path:
-    "The project's own small data files (`$FINRAG_DATA_DIR` or `<root>/data`)."
-    return Path(os.environ.get("FINRAG_DATA_DIR") or project_root()/"data")
+    "The project's own small data files: `$FINRAG_DATA_DIR`, else the package data `finrag/data` (in a checkout a link to `data/`; shipped in the wheel)."
+    return Path(os.environ.get("FINRAG_DATA_DIR") or str(importlib.resources.files("finrag")/"data"))
 
 def sample_news_path() -> Path:
     "The made-up news sample used by `finrag demo` and the tests."

@@ -74,7 +74,11 @@ class LocalLLMServer:
         "Start (once) and wait until ready; returns the base URL ending in `/v1`. `ModelUnavailableError` / `LLMError` on failure."
         with self._lock:
             if self._srv is not None: return self.base_url
-            import xllamacpp
+            try: import xllamacpp
+            except ImportError: raise ModelUnavailableError(
+                "the local llama.cpp server needs the optional `local-llm` extra: pip install 'finrag[local-llm]' (prebuilt for "
+                "Linux x86-64). Or use any OpenAI-compatible server (Ollama, LM Studio, llama.cpp's llama-server): set "
+                "FINRAG_LLM_BASE_URL, FINRAG_LLM_MODEL (and FINRAG_LLM_API_KEY)") from None
             path = self.model_path or packaged_gguf()
             if not path.is_file(): raise ModelUnavailableError(f"{path}: GGUF model file not found")
             t0, err = time.perf_counter(), None
