@@ -61,8 +61,12 @@ class Chunker:
         window = min(max_window or getattr(self.tokenizer, "model_max_length", 512) or 512, 512)
         self.chunk_tokens = min(chunk_tokens or S.chunk_tokens, window - 2)
         self.overlap = S.chunk_overlap if overlap is None else overlap
-        if self.chunk_tokens < 8: raise ValueError(f"chunk_tokens={self.chunk_tokens} is too small (minimum 8)")
-        if not 0 <= self.overlap < self.chunk_tokens: raise ValueError(f"overlap={self.overlap} must be in [0, chunk_tokens={self.chunk_tokens})")
+        if self.chunk_tokens < 8:
+            raise InputError(f"chunk_tokens = {self.chunk_tokens} is too small: set [data] chunk_tokens to 8 or more (e.g. 200)",
+                             path=get_settings().path, field="data.chunk_tokens")
+        if not 0 <= self.overlap < self.chunk_tokens:
+            raise InputError(f"chunk_overlap = {self.overlap} must be >= 0 and below chunk_tokens = {self.chunk_tokens}: "
+                             f"set [data] chunk_overlap to e.g. {self.chunk_tokens // 10}", path=get_settings().path, field="data.chunk_overlap")
         self._chunk = semchunk.chunkerify(self.tokenizer, self.chunk_tokens)
 
     def n_tokens(self, text:str) -> int:
@@ -89,7 +93,12 @@ def news_document(item) -> str:
     "The text a news item is chunked as: title, blank line, body (or the body alone)."
     return f"{item.title.strip()}\n\n{item.text}" if getattr(item, "title", "").strip() else item.text
 
-def chunk_news(items, chunker:Chunker|None=None) -> list[Chunk]:
+def chunk_news(items, chunker:Chunker|None=None,
+               progress:bool=False   # a tqdm bar over the items
+              ) -> list[Chunk]:
     "Chunk `NewsItem`s (anything with id, date, title, text, source) into a flat list of `Chunk`s."
     chunker = chunker or Chunker()
+    if progress:
+        from tqdm.auto import tqdm
+        items = tqdm(items, desc="chunk", unit="article")
     return [c for it in items for c in chunker(it.id, news_document(it), it.date, it.source, it.title)]

@@ -12,10 +12,10 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'RETRIEVAL_METHODS', 'lattice_app', 'data_app', 'BEIR_SOURCES',
-           'main', 'enrich', 'ingest', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag',
-           'run_retrieval_eval', 'eval_retrieval_cmd', 'limit_corpus', 'build_summary', 'lattice_build', 'to_beir',
-           'data_beir']
+__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'RETRIEVAL_METHODS', 'lattice_app', 'data_app',
+           'BEIR_SOURCES', 'main', 'enrich', 'ingest', 'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce',
+           'eval_questions', 'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'limit_corpus',
+           'build_summary', 'lattice_build', 'to_beir', 'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -68,11 +68,34 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
            format:str=typer.Option("auto", help="auto | fnspid | jsonl | csv"),
            limit:int=typer.Option(None, help="Read at most N articles."),
            strict:bool=typer.Option(False, help="Stop at the first bad row instead of skipping it."),
-           quiet:bool=typer.Option(False, "--quiet", help="No progress bars.")):
+           quiet:bool=typer.Option(False, "--quiet", help="No progress bars."),
+           encoding:str=typer.Option("utf-8", help="The news file's encoding, e.g. cp1252 or utf-16."),
+           no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store.")):
     "Build or update a P1 store: chunks, entities, sentiment, embeddings, FAISS index and graph."
     from finrag.ingest import ingest as _ingest
-    r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet)
+    r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet, encoding=encoding, wait=not no_wait)
     typer.echo(r.load_summary); typer.echo(r.summary())
+
+# %% ../nbs/90_cli.ipynb #22692603
+store_app = typer.Typer(no_args_is_help=True, help="Inspect and repair a P1 store.")
+app.add_typer(store_app, name="store")
+
+@store_app.command("check")
+def store_check(store:Path=typer.Argument(..., help="A store built by `finrag ingest`."),
+                repair:bool=typer.Option(False, "--repair", help="Bring an interrupted or damaged store back to one consistent state."),
+                no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store.")):
+    "Compare the store's vector files, meta.json and graph; exit 1 when they disagree (0 after --repair)."
+    from finrag.ingest import NewsStore, store_lock
+    if not (store/"meta.json").exists(): raise FinragError(f"{store}: no finrag store here")
+    with store_lock(store, wait=not no_wait, what="check"):
+        s = NewsStore(store, repair=True)
+        try:
+            problems = s.check()
+            for p in problems: typer.echo(f"problem: {p}")
+            if problems and repair: typer.echo(f"repaired: {s.repair()}"); problems = s.check()
+            typer.echo(f"{store}: {'OK' if not problems else 'NOT consistent'}: {len(s.rows)} chunks, graph {s.graph.counts()}")
+        finally: s.close()
+    if problems: raise typer.Exit(1)
 
 # %% ../nbs/90_cli.ipynb #c0f8a894
 def _print_result(r, show_text:int=160):

@@ -48,11 +48,16 @@ class LoadReport:
     n_ok: int = 0
     bad: list = field(default_factory=list)
     n_filtered: int = 0   # rows deliberately left out (e.g. FNSPID rows without article text), not errors
+    warnings: dict = field(default_factory=dict)  # what was changed in rows that were kept -> how many rows (e.g. truncated)
 
     def skip(self, err:InputError, strict:bool=False):
         "Record `err` as a skipped row, or raise it when `strict`."
         if strict: raise err
         self.bad.append(err)
+
+    def warn(self, what:str):
+        "Count one kept row that needed `what` (e.g. 'truncated to [data] max_article_chars')."
+        self.warnings[what] = self.warnings.get(what, 0) + 1
 
     @property
     def n_bad(self): return len(self.bad)
@@ -61,7 +66,7 @@ class LoadReport:
         "A short human summary: counts, then the first `max_lines` bad rows."
         s = f"{self.path}: {self.n_ok} of {self.n_rows} rows loaded, {self.n_bad} skipped"
         if self.n_filtered: s += f", {self.n_filtered} filtered"
-        extra = [f"  - {e}" for e in self.bad[:max_lines]]
+        extra = [f"  ! {n} row(s) kept but {w}" for w, n in self.warnings.items()] + [f"  - {e}" for e in self.bad[:max_lines]]
         if self.n_bad > max_lines: extra.append(f"  - ... {self.n_bad-max_lines} more")
         return "\n".join([s]+extra)
 

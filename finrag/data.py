@@ -4,9 +4,10 @@
 
 # %% ../nbs/02_data.ipynb #7fe33e82
 from __future__ import annotations
-import ast, csv, io, json, re, tokenize, zipfile
+import ast, csv, dataclasses, io, json, re, tokenize, zipfile
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from dateutil import parser as _dateparser
@@ -51,12 +52,26 @@ def encoding_problem(s:str,               # text decoded by `read_text`
 
 # %% ../nbs/02_data.ipynb #4f9bdaf1
 _D1, _D2 = datetime(1, 1, 1), datetime(2, 2, 2)
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+_MDY = re.compile(r"([A-Za-z]{3,9})\.? (\d{1,2}),? (\d{4})(?: .*)?")
+_MONTHS = {k: i for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
+                                        "september", "october", "november", "december"], 1) for k in (m, m[:3])} | {"sept": 9}
+
+def _ymd(y, m, d) -> str|None:
+    try: return datetime(int(y), int(m), int(d)).date().isoformat()
+    except ValueError: return None
 
 def parse_date(s) -> str|None:
-    "ISO `yyyy-mm-dd` of a date string (any common spelling, time and zone ignored); None without a full date."
-    if s is None: return None
-    s = re.sub(r"\s*[—–]\s*", " ", str(s)).strip()
+    """ISO `yyyy-mm-dd` of a date string (any common spelling, time and zone ignored); None without a full date.
+    ISO dates and FNSPID's `Month D, YYYY …` take a regex; other spellings go to dateutil; results are cached."""
+    return None if s is None else _parse_date(str(s))
+
+@lru_cache(maxsize=65536)
+def _parse_date(s:str) -> str|None:
+    s = re.sub(r"\s*[—–]\s*", " ", s).strip()
     if not s: return None
+    if m := _ISO.fullmatch(s): return _ymd(*m.groups())
+    if (m := _MDY.fullmatch(s)) and (mon := _MONTHS.get(m[1].lower())): return _ymd(m[3], mon, m[2])
     try: a, b = (_dateparser.parse(s, default=d, ignoretz=True) for d in (_D1, _D2))
     except (ValueError, OverflowError): return None
     return a.date().isoformat() if a.date() == b.date() else None
@@ -177,26 +192,64 @@ def _sniff_news_format(path:Path, text:str) -> str:
     if text.lstrip().startswith("{"): return "jsonl"
     raise InputError("cannot tell the news format; pass format='fnspid', 'jsonl' or 'csv'", path)
 
+def _binary_problem(text:str) -> str|None:
+    "Why a decoded file cannot be news text (NUL bytes: UTF-16 or binary), with the fix; None when it can be."
+    head = text[:4096]
+    if "\x00" not in head: return None
+    if head[:2] in ("\udcff\udcfe", "\udcfe\udcff") or head.count("\x00") > len(head) // 3:
+        return "looks like UTF-16 (NUL bytes between the letters): pass --encoding utf-16 (encoding='utf-16') or re-save it as UTF-8"
+    return "is a binary file (NUL bytes), not a news CSV or JSONL file"
+
+@lru_cache(maxsize=None)
+def _junk_run(n:int): return re.compile(r"\S{%d,}" % (n + 1))
+
+def _bounded(item:NewsItem, report:LoadReport, max_chars:int, max_run:int) -> NewsItem|None:
+    "`item` with whitespace-free runs over `max_run` characters removed and its text cut at `max_chars`, each counted."
+    t, notes = item.text, []
+    if len(t) > max_run:
+        t, n = _junk_run(max_run).subn(" ", t)
+        if n: notes.append(f"had whitespace-free runs over [data] max_run_chars = {max_run} characters removed")
+    if len(t) > max_chars:
+        cut = t.rfind(" ", max_chars // 2, max_chars)
+        t = t[:cut if cut > 0 else max_chars]; notes.append(f"truncated to [data] max_article_chars = {max_chars} characters")
+    if not notes: return item
+    if not t.strip(): return None
+    for w in notes: report.warn(w)
+    return dataclasses.replace(item, text=t.strip())
+
 def load_news(path,                   # a news file: FNSPID CSV, generic CSV, or JSONL
               format:str="auto",      # auto | fnspid | jsonl | csv
               strict:bool=False,      # raise the first bad row instead of skipping it
               limit:int|None=None,    # stop after this many items
-              encoding:str="utf-8"    # the file's encoding (the error for a wrong one suggests the right one)
+              encoding:str="utf-8",   # the file's encoding (the error for a wrong one suggests the right one)
+              max_article_chars:int|None=None, # longer texts are truncated (counted); default `[data] max_article_chars`
+              max_run_chars:int|None=None      # longer whitespace-free runs are removed (counted); default `[data] max_run_chars`
              ) -> tuple[list[NewsItem], LoadReport]:
-    "News items of `path` in file order, de-duplicated by id, and the `LoadReport` of rows read/kept/skipped/filtered."
+    """News items of `path` in file order, de-duplicated by id, and the `LoadReport` of rows read/kept/skipped/filtered
+    (and, in `warnings`, the rows that were truncated or lost junk runs). A binary or UTF-16 file read as UTF-8 is an
+    `InputError` that names the fix."""
+    from finrag.config import get_settings
+    S = get_settings().data
+    max_chars, max_run = max_article_chars or S.max_article_chars, max_run_chars or S.max_run_chars
     path = _require_file(path, "news file")
     fmt = format.lower()
     if fmt not in ("auto", "fnspid", "jsonl", "csv"):
         raise InputError(f"unknown news format {format!r}; use auto, fnspid, jsonl or csv", path)
     if limit is not None and limit < 1: raise InputError(f"limit must be a positive number of items, got {limit}", path)
-    text = read_text(path, encoding)
+    try: text = read_text(path, encoding)
+    except LookupError: raise InputError(f"unknown encoding {encoding!r}; use e.g. utf-8, cp1252 or utf-16", path) from None
+    except UnicodeDecodeError as e: raise InputError(f"not valid {encoding} ({e.reason} at byte {e.start}); pass the file's encoding", path) from None
+    if (msg := _binary_problem(text)): raise InputError(msg, path)
     if fmt == "auto": fmt = _sniff_news_format(path, text)
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))   # long articles are bounded below, for CSV as for JSONL
     report = LoadReport(str(path))
     rows = (_fnspid_items(path, text, report, strict, encoding) if fmt == "fnspid"
             else _generic_items(path, text, fmt, report, strict, encoding))
     items, seen = [], set()
     for i, item in rows:
         if item.id in seen: report.skip(InputError(f"duplicate id {item.id!r}", path, i, "id"), strict); continue
+        if (item := _bounded(item, report, max_chars, max_run)) is None:
+            report.skip(InputError(f"no text left after removing whitespace-free runs over {max_run} characters", path, i, "text"), strict); continue
         seen.add(item.id); items.append(item)
         if limit is not None and len(items) >= limit: break
     report.n_ok = len(items)

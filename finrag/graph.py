@@ -16,10 +16,10 @@ _log = logging.getLogger(__name__)
 # %% auto #0
 __all__ = ['GRAPH_FORMAT', 'LADYBUG_SCHEMA', 'NEO4J_SCHEMA', 'Q_UPSERT_TICKERS', 'Q_UPSERT_CHUNKS', 'Q_LINK_CHUNKS',
            'Q_UPSERT_INFLUENCES', 'Q_NEIGHBOURS', 'Q_CHUNKS_OF', 'Q_CHUNK_ROWS', 'Q_INFLUENCES', 'Q_COUNT_TICKERS',
-           'Q_COUNT_CHUNKS', 'Q_COUNT_HAS_NEWS_CHUNK', 'Q_COUNT_INFLUENCES', 'Q_META', 'Q_SET_META', 'QUERIES',
-           'TICKER_FIELDS', 'CHUNK_FIELDS', 'LINK_FIELDS', 'INFLUENCE_FIELDS', 'check_rows', 'GraphStore',
-           'LadybugGraph', 'Neo4jGraph', 'open_graph', 'synthetic_graph', 'load_graph', 'arcadedb_java', 'free_port',
-           'ArcadeDBServer', 'start_arcadedb']
+           'Q_COUNT_CHUNKS', 'Q_COUNT_HAS_NEWS_CHUNK', 'Q_COUNT_INFLUENCES', 'Q_META', 'Q_CHUNK_IDS', 'Q_DELETE_CHUNKS',
+           'Q_DELETE_INFLUENCES', 'Q_PRUNE_TICKERS', 'Q_SET_META', 'QUERIES', 'TICKER_FIELDS', 'CHUNK_FIELDS',
+           'LINK_FIELDS', 'INFLUENCE_FIELDS', 'check_rows', 'GraphStore', 'LadybugGraph', 'Neo4jGraph', 'open_graph',
+           'synthetic_graph', 'load_graph', 'arcadedb_java', 'free_port', 'ArcadeDBServer', 'start_arcadedb']
 
 # %% ../nbs/10_graph.ipynb #a4eaec82
 GRAPH_FORMAT = "1"   # finrag's graph layout version, kept in the store's :Meta node; bump it when the schema changes
@@ -67,6 +67,11 @@ Q_COUNT_CHUNKS = "MATCH (c:NewsChunk) RETURN count(c) AS n"
 Q_COUNT_HAS_NEWS_CHUNK = "MATCH (:Ticker)-[r:HAS_NEWS_CHUNK]->(:NewsChunk) RETURN count(r) AS n"
 Q_COUNT_INFLUENCES = "MATCH (:Ticker)-[r:INFLUENCES]->(:Ticker) RETURN count(r) AS n"
 Q_META = "MATCH (m:Meta) RETURN m.key AS key, m.value AS value ORDER BY key"
+Q_CHUNK_IDS = "MATCH (c:NewsChunk) RETURN c.id AS id ORDER BY id"
+Q_DELETE_CHUNKS = "UNWIND $ids AS i MATCH (c:NewsChunk {id: i}) DETACH DELETE c RETURN count(*) AS n"
+Q_DELETE_INFLUENCES = ("UNWIND $rows AS row MATCH (a:Ticker {symbol: row.src})-[r:INFLUENCES]->(b:Ticker {symbol: row.dst}) "
+                       "DELETE r RETURN count(*) AS n")
+Q_PRUNE_TICKERS = "MATCH (t:Ticker) WHERE NOT t.symbol IN $keep DETACH DELETE t RETURN count(*) AS n"
 Q_SET_META = "MERGE (m:Meta {key: $key}) SET m.value = $value"
 
 QUERIES = {k: v for k, v in globals().items() if k.startswith("Q_")}   # name -> Cypher text, for docs and tests
@@ -192,6 +197,24 @@ class GraphStore:
         qs = {"tickers": Q_COUNT_TICKERS, "chunks": Q_COUNT_CHUNKS, "has_news_chunk": Q_COUNT_HAS_NEWS_CHUNK,
               "influences": Q_COUNT_INFLUENCES}
         return {k: int(self._run(q)[0]["n"]) for k, q in qs.items()}
+
+    def chunk_ids(self) -> list[str]:
+        "Every NewsChunk id in the graph, sorted."
+        return [r["id"] for r in self._run(Q_CHUNK_IDS)]
+
+    def delete_chunks(self, ids:list[str]) -> int:
+        "DETACH DELETE the NewsChunks with these ids (their HAS_NEWS_CHUNK links go with them); returns how many existed."
+        ids = list(dict.fromkeys(_key(i) for i in ids))
+        return sum(self._run(Q_DELETE_CHUNKS, {"ids": ids[i:i+self.batch_size]})[0]["n"] for i in range(0, len(ids), self.batch_size))
+
+    def delete_influences(self, pairs:list[tuple[str,str]]):
+        "Delete the INFLUENCES edges `src -> dst` of `pairs`."
+        rows = [{"src": _key(s), "dst": _key(d)} for s, d in pairs]
+        for i in range(0, len(rows), self.batch_size): self._run(Q_DELETE_INFLUENCES, {"rows": rows[i:i+self.batch_size]})
+
+    def prune_tickers(self, keep) -> int:
+        "DETACH DELETE every Ticker whose symbol is not in `keep` (with its links and edges); returns how many went."
+        return int(self._run(Q_PRUNE_TICKERS, {"keep": sorted({_key(s) for s in keep})})[0]["n"])
 
     def meta(self) -> dict:
         "The store's key/value metadata (strings), e.g. `{'format': GRAPH_FORMAT}`."

@@ -4,21 +4,22 @@
 
 # %% ../nbs/11_ingest.ipynb #bf25f475
 from __future__ import annotations
-import json, os, time
+import contextlib, hashlib, io, json, os, shutil, signal, sys, time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np
 from . import __version__
-from .core import FinragError, InputError, Timings, LoadReport
+from .core import FinragError, InputError, Timings, LoadReport, stable_id
 from .config import get_settings
 from .data import load_news
 from .chunking import Chunker, chunk_news
 from .enrich import enrich
 
+
 # %% auto #0
-__all__ = ['STORE_FORMAT', 'article_subjects', 'chunk_source', 'influence_edges', 'NewsStore', 'IngestReport', 'write_graph',
-           'rebuild_graph', 'ingest']
+__all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'ids_digest', 'store_lock',
+           'NewsStore', 'IngestReport', 'write_graph', 'rebuild_graph', 'ingest']
 
 # %% ../nbs/11_ingest.ipynb #cfd1f530
 def article_subjects(rows:list[dict]) -> dict[str, str|None]:
@@ -53,72 +54,157 @@ def influence_edges(rows:list[dict]) -> list[dict]:
 
 # %% ../nbs/11_ingest.ipynb #1b196fa9
 STORE_FORMAT = 1
+VECTOR_FILES = ("chunks.jsonl", "embeddings.npy")   # written as `<name>.new`, then renamed in this order
 
 def _graph_backend() -> str:
     "Where the configured graph lives: 'ladybug' (embedded, in the store) or 'neo4j:<uri>'."
     uri = get_settings().neo4j_uri
     return f"neo4j:{uri}" if uri else "ladybug"
 
-def _atomic_write(path:Path, write):
+def _fsync_write(path:Path, data:bytes):
+    with open(path, "wb") as f: f.write(data); f.flush(); os.fsync(f.fileno())
+
+def _atomic_write(path:Path, data:bytes):
     tmp = path.with_name(path.name + ".tmp")
-    write(tmp); os.replace(tmp, path)
+    _fsync_write(tmp, data); os.replace(tmp, path)
+
+def _sha1(data:bytes) -> str: return hashlib.sha1(data).hexdigest()
+
+def ids_digest(ids) -> str:
+    "A fingerprint of a set of chunk ids (order-free): 16 hex digits of SHA-1 over the sorted ids."
+    return stable_id(*sorted(ids))
+
+def _test_hook(stage:str):
+    """Crash-test hook: when `FINRAG_INGEST_HOOK` names `stage`, kill this process with SIGKILL there (`stage`), or
+    sleep N seconds there (`stage:sleep=N`). Used by tests/test_store.py to interrupt a real ingest; no-op otherwise."""
+    spec = os.environ.get("FINRAG_INGEST_HOOK", "")
+    for part in filter(None, spec.split(",")):
+        name, _, act = part.partition(":")
+        if name != stage: continue
+        if act.startswith("sleep="): time.sleep(float(act[6:]))
+        else: os.kill(os.getpid(), signal.SIGKILL)
+
+# %% ../nbs/11_ingest.ipynb #86f2b347
+def store_lock(path,              # the store folder (must exist)
+               wait:bool=True,    # False: fail at once when another process holds the lock
+               what:str="write"   # shown in the messages
+              ):
+    """The store's exclusive lock (`<store>/.lock`, a `filelock.FileLock`), re-entrant within a process. A second
+    writer (or a reader while a writer works) waits with a message on stderr, or with `wait=False` raises
+    `FinragError`. A folder that cannot hold a lock file (read-only) gets a no-op lock: nobody can write there."""
+    from filelock import FileLock, Timeout
+    path = Path(path)
+    if not os.access(path, os.W_OK): return contextlib.nullcontext()
+    lock = FileLock(path/".lock", is_singleton=True, thread_local=False)
+    @contextlib.contextmanager
+    def held():
+        try: lock.acquire(timeout=0)
+        except Timeout:
+            if not wait:
+                raise FinragError(f"{path}: another finrag process is writing this store; wait until it finishes "
+                                  "(run without --no-wait to queue behind it)") from None
+            print(f"{path}: another finrag process is writing this store; waiting for it to finish before the {what} ...",
+                  file=sys.stderr, flush=True)
+            lock.acquire()
+        try: yield lock
+        finally: lock.release()
+    return held()
+
+# %% ../nbs/11_ingest.ipynb #72443d7c
+_REPAIR_HINT = "run `finrag store check --repair` or re-run the ingest"
 
 class NewsStore:
     "A P1 store folder: chunk rows, their embeddings, the FAISS index (built on load) and the graph."
-    def __init__(self, path, create:bool=False, embedder:str|None=None, check_graph:bool=True):
+    def __init__(self, path,
+                 create:bool=False,       # create the folder and meta when missing (the ingest)
+                 embedder:str|None=None,  # the embedder the caller expects (default `[models] embedder`)
+                 check_graph:bool=True,   # refuse a store whose graph lives in another backend; compare graph and meta
+                 repair:bool=False        # open a damaged store (problems in `self.problems`) instead of refusing it
+                ):
         self.path = Path(path)
         self.embedder_name = embedder or get_settings().models.embedder
+        self._graph = self._index = None
+        self.check_graph, self.problems = check_graph, []
         mp = self.path/"meta.json"
         if not mp.exists():
             if not create: raise FinragError(f"{self.path}: no finrag store here (run `finrag ingest NEWS --store {self.path}` first)")
             self.path.mkdir(parents=True, exist_ok=True)
             self.meta = {"format": STORE_FORMAT, "finrag": __version__, "embedder": self.embedder_name, "graph_backend": _graph_backend()}
-        else:
+            self.rows, self.embeddings = [], np.zeros((0, 0), "float32")
+            return
+        with store_lock(self.path, what="read"):
             try: self.meta = json.loads(mp.read_text())
-            except json.JSONDecodeError as e: raise InputError(f"corrupt store metadata: {e}", path=mp) from None
-            if self.meta.get("format") != STORE_FORMAT:
-                raise FinragError(f"{self.path}: store format {self.meta.get('format')} was written by finrag {self.meta.get('finrag')}; "
-                                  f"this finrag reads format {STORE_FORMAT}. Re-ingest into a new --store folder.")
-            if self.meta.get("embedder") != self.embedder_name:
-                raise FinragError(f"{self.path}: built with embedder {self.meta.get('embedder')!r}, configured {self.embedder_name!r}; "
-                                  "re-ingest or set [models] embedder back.")
-            want, have = self.meta.get("graph_backend"), _graph_backend()
-            if check_graph and want and want != have:
-                raise FinragError(f"{self.path}: its graph lives in {want}, but the configured graph backend is {have}; "
-                                  + ("set FINRAG_NEO4J_URI (and user/password) to that server" if want.startswith("neo4j")
-                                     else "unset FINRAG_NEO4J_URI to use the embedded LadybugDB graph in the store"))
-        self.rows, self.embeddings = self._read()
-        self._graph = self._index = None
+            except (json.JSONDecodeError, UnicodeDecodeError) as e: raise InputError(f"corrupt store metadata ({e}); delete the store and re-ingest", path=mp) from None
+            self._check_meta()
+            self.rows, self.embeddings, self.problems = self._read()
+        if self.problems and not (create or repair):
+            raise FinragError(f"{self.path}: damaged or interrupted store: {self.problems[0]}; {_REPAIR_HINT}")
+
+    def _check_meta(self):
+        if self.meta.get("format") != STORE_FORMAT:
+            raise FinragError(f"{self.path}: store format {self.meta.get('format')} was written by finrag {self.meta.get('finrag')}; "
+                              f"this finrag reads format {STORE_FORMAT}. Re-ingest into a new --store folder.")
+        if self.meta.get("embedder") != self.embedder_name:
+            raise FinragError(f"{self.path}: built with embedder {self.meta.get('embedder')!r}, configured {self.embedder_name!r}; "
+                              "re-ingest or set [models] embedder back.")
+        want, have = self.meta.get("graph_backend"), _graph_backend()
+        if self.check_graph and want and want != have:
+            raise FinragError(f"{self.path}: its graph lives in {want}, but the configured graph backend is {have}; "
+                              + ("set FINRAG_NEO4J_URI (and user/password) to that server" if want.startswith("neo4j")
+                                 else "unset FINRAG_NEO4J_URI to use the embedded LadybugDB graph in the store"))
 
     def _read(self):
-        cp, ep = self.path/"chunks.jsonl", self.path/"embeddings.npy"
-        if not cp.exists(): return [], np.zeros((0, 0), "float32")
-        rows = [json.loads(l) for l in cp.read_text(encoding="utf-8").splitlines() if l.strip()]
-        E = np.load(ep) if ep.exists() else np.zeros((0, 0), "float32")
-        if len(rows) != len(E): raise FinragError(f"{self.path}: {len(rows)} chunks but {len(E)} embeddings; re-run the ingest to repair")
-        return rows, E
+        "(rows, embeddings, problems): the readable rows and their aligned embeddings; what is wrong, in words."
+        cp, ep, problems = self.path/"chunks.jsonl", self.path/"embeddings.npy", []
+        if self.meta.get("pending"): problems.append("an ingest was interrupted before it finished writing (meta.json has a pending write)")
+        rows, bad = [], []          # bad: (line, k) of unreadable lines; k = index among non-blank lines = embedding row
+        if cp.exists():
+            k = 0
+            for i, l in enumerate(cp.read_bytes().split(b"\n"), 1):
+                if not l.strip(): continue
+                try: r = json.loads(l); r["id"]; rows.append((k, r))
+                except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError): bad.append((i, k))
+                k += 1
+        if bad: problems.append(f"{cp}: line {bad[0][0]} is truncated or not a chunk row ({len(bad)} bad line(s))")
+        E = None
+        if ep.exists():
+            try: E = np.load(ep, allow_pickle=False)
+            except Exception as e: problems.append(f"{ep}: unreadable, e.g. truncated ({type(e).__name__}: {str(e)[:80]})")
+        elif rows: problems.append(f"{ep}: missing")
+        n_lines = len(rows) + len(bad)
+        if E is not None and (E.ndim != 2 or len(E) != n_lines):
+            problems.append(f"{ep}: {len(E)} embeddings for {n_lines} chunk lines"); E = None
+        E = E[[k for k, _ in rows]] if E is not None else np.zeros((0, 0), "float32")   # unusable: `repair` re-embeds
+        rows = [r for _, r in rows]
+        n = self.meta.get("n_chunks")
+        if n is not None and n != len(rows) and not self.meta.get("pending"):
+            problems.append(f"meta.json says {n} chunks, chunks.jsonl has {len(rows)}")
+        d = self.meta.get("ids_digest")
+        if d and n == len(rows) and d != ids_digest(r["id"] for r in rows):
+            problems.append("the chunk ids in chunks.jsonl differ from those meta.json recorded")
+        return rows, E, problems
 
     @property
     def ids(self) -> dict[str, int]:
         "chunk id → row index."
         return {r["id"]: i for i, r in enumerate(self.rows)}
 
-    def save(self, rows:list[dict], E:np.ndarray):
-        "Replace the vector files atomically (rows and embeddings stay aligned)."
-        _atomic_write(self.path/"embeddings.npy", lambda p: np.save(open(p, "wb"), np.ascontiguousarray(E, dtype="float32")))
-        _atomic_write(self.path/"chunks.jsonl", lambda p: p.write_text("".join(json.dumps(r, ensure_ascii=False)+"\n" for r in rows), encoding="utf-8"))
-        self.rows, self.embeddings, self._index = rows, E, None
-
     def write_meta(self, **extra):
+        "Update meta.json atomically (fsync + rename: the commit point of a write)."
         self.meta.update(extra, format=STORE_FORMAT, finrag=__version__, embedder=self.embedder_name)
-        _atomic_write(self.path/"meta.json", lambda p: p.write_text(json.dumps(self.meta, indent=1)))
+        self.meta = {k: v for k, v in self.meta.items() if v is not None}
+        _atomic_write(self.path/"meta.json", json.dumps(self.meta, indent=1).encode())
 
     @property
     def graph(self):
-        "The graph backend (LadybugDB in `<store>/graph`, or Neo4j when FINRAG_NEO4J_URI is set)."
+        "The graph backend (LadybugDB in `<store>/graph`, or Neo4j when FINRAG_NEO4J_URI is set); refused when it disagrees with meta."
         if self._graph is None:
             from finrag.graph import open_graph
             self._graph = open_graph(self.path)
+            n = self.meta.get("n_chunks")
+            if self.check_graph and n is not None and not self.problems and (m := self._graph.counts()["chunks"]) != n:
+                self.problems.append(f"the graph holds {m} chunks, meta.json says {n}")
+                raise FinragError(f"{self.path}: damaged or interrupted store: {self.problems[-1]}; {_REPAIR_HINT}")
         return self._graph
 
     @property
@@ -131,20 +217,90 @@ class NewsStore:
             if len(E): self._index.add(E)
         return self._index
 
+    def save(self, rows:list[dict], E:np.ndarray):
+        """Replace the vector files, crash-safely: write `<name>.new` files (fsync), record them as a *pending* write in
+        meta.json (with their SHA-1), then rename them over the old files. An interruption before the meta write leaves
+        the old store (the `.new` files are dropped on the next open); after it, `repair` rolls the write forward."""
+        if len(rows) != len(E): raise FinragError(f"{self.path}: {len(rows)} rows but {len(E)} embeddings (a finrag bug)")
+        buf = io.BytesIO(); np.save(buf, np.ascontiguousarray(E, dtype="float32"))
+        data = {"chunks.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"),
+                "embeddings.npy": buf.getvalue()}
+        for name in VECTOR_FILES: _fsync_write(self.path/f"{name}.new", data[name])
+        _test_hook("vectors_written")
+        self.write_meta(pending={"n_chunks": len(rows), "ids_digest": ids_digest(r["id"] for r in rows),
+                                 "files": {n: _sha1(data[n]) for n in VECTOR_FILES}})
+        _test_hook("pending")
+        for name in VECTOR_FILES:
+            os.replace(self.path/f"{name}.new", self.path/name); _test_hook(f"renamed_{name}")
+        self.rows, self.embeddings, self._index = rows, E, None
+
+    def commit(self, n_edges:int):
+        "Close a write: meta.json gets the counts and the chunk-id digest, and loses its `pending` mark (atomic rename)."
+        self.write_meta(pending=None, n_chunks=len(self.rows), n_edges=n_edges, ids_digest=ids_digest(r["id"] for r in self.rows),
+                        graph_backend=_graph_backend())
+        self.problems = []
+
+    def check(self, graph:bool=True) -> list[str]:
+        "Everything that disagrees: the vector files among themselves and with meta.json, and (`graph`) the graph's chunk ids with the rows'."
+        out = list(self.problems)
+        out += [f"{p.name}: left over from an interrupted write" for p in self.path.glob("*.new") if not self.meta.get("pending")]
+        if graph and not out:
+            self.check_graph, g = False, self.graph
+            gi, ri = set(g.chunk_ids()), {r["id"] for r in self.rows}
+            if gi != ri: out.append(f"the graph has {len(gi - ri)} chunk(s) the vector files lack and lacks {len(ri - gi)} of theirs")
+            else:
+                want = {(e["src"], e["dst"]) for e in influence_edges(self.rows)}
+                have = {(e["src"], e["dst"]) for e in g.influences()}
+                if want != have: out.append(f"{len(have ^ want)} INFLUENCES edge(s) differ from those the chunks imply")
+        return out
+
+    def repair(self, embedder=None) -> str:
+        """Bring the store back to one consistent state and say what was done. Call under `store_lock`.
+
+        1. A pending write whose `.new` files are complete (SHA-1 as recorded) is rolled forward; other `.new` files are
+           dropped (the write never reached its commit point).
+        2. Unreadable chunk lines are dropped; embeddings that are missing, truncated or misaligned are recomputed from
+           the rows' texts (`embedder`, default the store's).
+        3. The graph is made to hold exactly the rows' chunks, links, tickers and the INFLUENCES edges they imply."""
+        done, pend = [], self.meta.get("pending") or {}
+        for name in VECTOR_FILES:
+            new = self.path/f"{name}.new"
+            if not new.exists(): continue
+            if pend and _sha1(new.read_bytes()) == pend.get("files", {}).get(name): os.replace(new, self.path/name); done.append(f"rolled {name} forward")
+            else: new.unlink(); done.append(f"dropped an unfinished {name}.new")
+        self.rows, self.embeddings, probs = self._read()
+        if len(self.embeddings) != len(self.rows):
+            from finrag.models import get_embedder
+            enc = embedder or get_embedder(self.embedder_name)
+            self.embeddings = enc.encode([r["text"] for r in self.rows]); done.append(f"re-embedded {len(self.rows)} chunks")
+        if any("line" in p for p in probs): done.append("dropped unreadable chunk lines")
+        self.check_graph = False
+        removed = sorted(set(self.graph.chunk_ids()) - {r["id"] for r in self.rows})
+        self.save(self.rows, self.embeddings)
+        edges = write_graph(self.graph, self.rows, self.rows, removed)
+        self.commit(len(edges))
+        done.append(f"graph synced ({len(removed)} stray chunk(s) removed, {len(self.rows)} chunks, {len(edges)} edges)")
+        return "; ".join(done)
+
     def close(self):
         if self._graph is not None: self._graph.close(); self._graph = None
 
 # %% ../nbs/11_ingest.ipynb #29377d11
 @dataclass
 class IngestReport:
-    "What `ingest` did: counts, skipped rows and seconds per stage."
+    "What `ingest` did: counts, skipped rows, replaced articles, a repair, and seconds per stage."
     articles: int = 0; new_chunks: int = 0; chunks: int = 0; tickers: int = 0; edges: int = 0
     bad_rows: int = 0; filtered_rows: int = 0; load_summary: str = ""
+    replaced_articles: int = 0   # articles already in the store that came again with other text
+    removed_chunks: int = 0      # their old chunks, deleted from the vectors and the graph
+    repaired: str = ""           # what the repair of an interrupted/damaged store did ('' when none was needed)
     seconds: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         s = (f"{self.articles} articles, {self.new_chunks} new chunks ({self.chunks} in store), {self.tickers} tickers, "
              f"{self.edges} INFLUENCES edges, {self.bad_rows} bad rows")
+        if self.replaced_articles: s += f", {self.replaced_articles} articles replaced ({self.removed_chunks} old chunks removed)"
+        if self.repaired: s += f"\nrepaired the store first: {self.repaired}"
         return s + "\nseconds: " + ", ".join(f"{k} {v:.2f}" for k, v in self.seconds.items()) + f" (total {sum(self.seconds.values()):.2f})"
 
 def _chunk_row(ec) -> dict:
@@ -153,49 +309,90 @@ def _chunk_row(ec) -> dict:
             "entities": sorted({(e.id, e.label) for e in ec.entities}), "pos": s.pos, "neg": s.neg, "neu": s.neu,
             "intensity": s.intensity}
 
-def write_graph(g, new_rows:list[dict], all_rows:list[dict]) -> list[dict]:
-    "MERGE `new_rows` (chunk rows) into graph `g` with their tickers and links; recompute INFLUENCES over `all_rows`; returns the edges."
+def write_graph(g, new_rows:list[dict], all_rows:list[dict], removed:list[str]=()) -> list[dict]:
+    """Make graph `g` hold `all_rows`: delete the `removed` chunk ids, MERGE `new_rows` (chunk rows) with their tickers
+    and links, recompute INFLUENCES over `all_rows` (dropping edges they no longer imply) and prune tickers without
+    chunks; returns the edges."""
     from finrag.models import Gazetteer
     gaz = Gazetteer.load()
+    if removed: g.delete_chunks(list(removed))
     g.upsert_tickers([{"symbol": s, "name": gaz.name(s)} for s in sorted({tk for r in new_rows for tk in r["tickers"]})])
     g.upsert_chunks([{k: r[k] for k in ("id", "text", "date", "source", "pos", "neg", "neu", "intensity")} for r in new_rows])
+    _test_hook("graph_chunks")
     g.link_chunks([{"symbol": s, "chunk_id": r["id"]} for r in new_rows for s in r["tickers"]])
     edges = influence_edges(all_rows)
+    stale = {(e["src"], e["dst"]) for e in g.influences()} - {(e["src"], e["dst"]) for e in edges}
+    if stale: g.delete_influences(sorted(stale))
     g.upsert_influences(edges)
+    g.prune_tickers({tk for r in all_rows for tk in r["tickers"]})
     return edges
 
 def rebuild_graph(store_dir) -> dict:
     "Write every chunk of the store into the *configured* graph backend (e.g. move a store's graph from LadybugDB to Neo4j); idempotent."
     store = NewsStore(store_dir, check_graph=False)
     try:
-        edges = write_graph(store.graph, store.rows, store.rows)
-        store.write_meta(graph_backend=_graph_backend(), n_edges=len(edges))
+        with store_lock(store.path):
+            edges = write_graph(store.graph, store.rows, store.rows, sorted(set(store.graph.chunk_ids()) - set(store.ids)))
+            store.commit(len(edges))
         return store.graph.counts()
     finally: store.close()
 
+# %% ../nbs/11_ingest.ipynb #2f4ac943
+def _plan(store_rows:list[dict], chunks:list) -> tuple[list, set, int]:
+    "(new chunks, removed chunk ids, replaced articles): an article already stored with other chunks is replaced."
+    old = defaultdict(set)
+    for r in store_rows: old[r["doc_id"]].add(r["id"])
+    inc = defaultdict(set)
+    for c in chunks: inc[c.doc_id].add(c.id)
+    replaced = [d for d in inc if d in old and old[d] != inc[d]]
+    removed = set().union(*(old[d] - inc[d] for d in replaced)) if replaced else set()
+    known = {r["id"] for r in store_rows} - removed
+    new = list({c.id: c for c in chunks if c.id not in known}.values())
+    return new, removed, len(replaced)
+
 def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `finrag.data.load_news`)
-           store_dir,                 # store folder (created if missing)
+           store_dir,                 # store folder (created if missing; removed again if the ingest fails before writing)
            format:str="auto", limit:int|None=None, strict:bool=False,
-           progress:bool=False, chunker:Chunker|None=None) -> IngestReport:
-    "Load → chunk → enrich the new chunks → graph (MERGE) → vectors; safe to re-run (idempotent)."
+           progress:bool=False, chunker:Chunker|None=None,
+           encoding:str="utf-8",      # the news file's encoding
+           wait:bool=True             # False: fail at once when another process writes this store
+          ) -> IngestReport:
+    """Load → chunk → enrich the new chunks → vectors → graph → commit, under the store's exclusive lock; safe to
+    re-run (idempotent), repairs an interrupted store first, replaces articles that come again with other text."""
     t, rep = Timings(), IngestReport()
-    with t("load"): items, lrep = load_news(news_path, format=format, strict=strict, limit=limit)
-    store = NewsStore(store_dir, create=True)
+    with t("load"): items, lrep = load_news(news_path, format=format, strict=strict, limit=limit, encoding=encoding)
+    if not items:
+        why = f"all {lrep.n_bad} rows are bad (first: {lrep.bad[0]})" if lrep.n_bad else "it holds no articles"
+        raise InputError(f"nothing to ingest: {why}", path=news_path)
+    store_dir = Path(store_dir); created = not store_dir.exists()
+    store_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with t("chunk"): chunks = chunk_news(items, chunker)
-        known = store.ids
-        new = list({c.id: c for c in chunks if c.id not in known}.values())
-        ecs, E_new = enrich(new, timings=t, progress=progress)
-        new_rows = [_chunk_row(ec) for ec in ecs]
-        rows = store.rows + new_rows
-        with t("graph"): edges = write_graph(store.graph, new_rows, rows)
-        with t("save"):
-            E = np.vstack([store.embeddings, E_new]) if len(store.embeddings) else E_new
-            store.save(rows, E)
-            store.write_meta(n_chunks=len(rows), n_edges=len(edges))
-        rep.articles, rep.new_chunks, rep.chunks = len(items), len(new_rows), len(rows)
-        rep.tickers, rep.edges = len({tk for r in rows for tk in r["tickers"]}), len(edges)
-        rep.bad_rows, rep.filtered_rows, rep.load_summary = lrep.n_bad, lrep.n_filtered, lrep.summary()
-        rep.seconds = dict(t)
-        return rep
-    finally: store.close()
+        with store_lock(store_dir, wait, "ingest"):
+            _test_hook("locked")
+            store = NewsStore(store_dir, create=True)
+            try:
+                if (store_dir/"meta.json").exists() and store.check():
+                    with t("repair"): rep.repaired = store.repair()
+                with t("chunk"): chunks = chunk_news(items, chunker, progress=progress)
+                new, removed, rep.replaced_articles = _plan(store.rows, chunks)
+                ecs, E_new = enrich(new, timings=t, progress=progress)
+                new_rows = [_chunk_row(ec) for ec in ecs]
+                keep = [i for i, r in enumerate(store.rows) if r["id"] not in removed]
+                rows = [store.rows[i] for i in keep] + new_rows
+                if new_rows or removed or not (store_dir/"meta.json").exists():
+                    _test_hook("enriched")
+                    E = np.vstack([store.embeddings[keep], E_new]) if len(keep) else E_new
+                    with t("save"): store.save(rows, E)
+                    with t("graph"): edges = write_graph(store.graph, new_rows, rows, sorted(removed))
+                    _test_hook("graph_written")
+                    store.commit(len(edges))
+                else: edges = influence_edges(rows)
+            finally: store.close()
+    except BaseException:
+        if created and not (store_dir/"meta.json").exists(): shutil.rmtree(store_dir, ignore_errors=True)
+        raise
+    rep.articles, rep.new_chunks, rep.chunks, rep.removed_chunks = len(items), len(new_rows), len(rows), len(removed)
+    rep.tickers, rep.edges = len({tk for r in rows for tk in r["tickers"]}), len(edges)
+    rep.bad_rows, rep.filtered_rows, rep.load_summary = lrep.n_bad, lrep.n_filtered, lrep.summary()
+    rep.seconds = dict(t)
+    return rep
