@@ -22,8 +22,6 @@ class DataSettings:
     chunk_overlap: int   # overlap between consecutive chunks, tokens
     max_article_chars: int  # news loaders (CSV and JSONL alike): a longer article is truncated there, with a counted warning
     max_run_chars: int      # a run of this many characters without whitespace is junk (base64, tables): removed, counted
-    max_article_chars: int  # news loaders (CSV and JSONL alike): a longer article is truncated there, with a counted warning
-    max_run_chars: int      # a run of this many characters without whitespace is junk (base64, tables): removed, counted
 
 @dataclass(frozen=True)
 class GraphRAGSettings:

@@ -49,16 +49,11 @@ class LoadReport:
     bad: list = field(default_factory=list)
     n_filtered: int = 0   # rows deliberately left out (e.g. FNSPID rows without article text), not errors
     warnings: dict = field(default_factory=dict)  # what was changed in rows that were kept -> how many rows (e.g. truncated)
-    warnings: dict = field(default_factory=dict)  # what was changed in rows that were kept -> how many rows (e.g. truncated)
 
     def skip(self, err:InputError, strict:bool=False):
         "Record `err` as a skipped row, or raise it when `strict`."
         if strict: raise err
         self.bad.append(err)
-
-    def warn(self, what:str):
-        "Count one kept row that needed `what` (e.g. 'truncated to [data] max_article_chars')."
-        self.warnings[what] = self.warnings.get(what, 0) + 1
 
     def warn(self, what:str):
         "Count one kept row that needed `what` (e.g. 'truncated to [data] max_article_chars')."

@@ -8,7 +8,6 @@ import ast, csv, dataclasses, io, json, re, tokenize, zipfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from dateutil import parser as _dateparser
