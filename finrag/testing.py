@@ -65,7 +65,7 @@ def _script_fn(script):
     if callable(script) and not isinstance(script, Reply): return script
     if isinstance(script, str): script = fault_reply(script)
     if isinstance(script, Reply): return lambda body, n: script
-    seq = list(script)
+    seq = [fault_reply(s) if isinstance(s, str) else s for s in script]
     if not seq: raise ValueError("an empty script")
     return lambda body, n: seq[min(n, len(seq)) - 1]
 

@@ -4,8 +4,12 @@ No Neo4j server can be installed on the development machines; ArcadeDB's server 
 treats it as Neo4j 5.26 (STACK.md, "Neo4j backend"). It is started from the `arcadedb-embedded` dev extra, which
 bundles its own Java runtime, by `finrag.graph.start_arcadedb` (the same helper notebooks and the benchmark use).
 """
-import secrets, subprocess
+import os, secrets, subprocess
 import pytest
+
+# Tests that only check the LLM protocol run on the tiny tier (98 MB, fast); the one test of the default 1.5B tier
+# (tests/test_llm.py, marker `default_llm`) sets its tier itself. An explicit FINRAG_LLM wins.
+os.environ.setdefault("FINRAG_LLM", "smollm2-135m")
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +25,8 @@ def bolt_server(tmp_path_factory):
     srv = start_arcadedb(tmp_path_factory.mktemp("arcadedb"), secrets.token_hex(12), timeout=90)
     try: yield srv.uri, srv.user, srv.password
     finally: srv.stop()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "default_llm: loads the default LLM tier (Qwen2.5-Coder-1.5B, ~1 min on 2 cores); "
+                                       "deselect with -m 'not default_llm'")
