@@ -12,10 +12,10 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'RETRIEVAL_METHODS', 'lattice_app', 'data_app',
-           'BEIR_SOURCES', 'main', 'enrich', 'ingest', 'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce',
-           'eval_questions', 'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'limit_corpus',
-           'build_summary', 'lattice_build', 'to_beir', 'data_beir']
+__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'BEIR_SOURCES', 'main',
+           'enrich', 'ingest', 'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions',
+           'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'build_summary', 'lattice_build', 'to_beir',
+           'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -254,96 +254,34 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     typer.echo(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False) if json_out else format_report(r))
 
 # %% ../nbs/90_cli.ipynb #68f403a0
-def _preprocessed(ds, preretrieval):
-    from finrag.preretrieval import preprocess_dataset
-    return ds if preretrieval is None else preprocess_dataset(ds, preretrieval)
-
-def _build_flat(method):
-    def build(ds, preretrieval, opts):
-        from finrag.retrieval import make_retriever
-        ds = _preprocessed(ds, preretrieval)
-        return ds, make_retriever(method, ds.corpus)
-    return build
-
-def _build_hierarchical(ds, preretrieval, opts):
-    from finrag.hierarchical import HierarchicalRetriever
-    return ds, HierarchicalRetriever(ds.corpus, stage1=opts.get("stage1") or "hybrid", stage2=opts.get("stage2") or "auto",
-                                     preretrieval=preretrieval)
-
-def _build_lattice(ds, preretrieval, opts):
-    "LATTICE over the tree file `opts['tree']` (P3), scorer `opts['scorer']` (llm | embedding)."
-    from finrag.lattice_search import LatticeRetriever
-    if not opts.get("tree"): raise FinragError("--method lattice needs --tree TREE.json (build one with `finrag lattice build`)")
-    scorer = opts.get("scorer") or "llm"
-    if scorer not in ("llm", "embedding"): raise FinragError(f"--scorer {scorer!r}: use llm or embedding")
-    # no pre-retrieval here: the tree's summaries were built from the raw texts (`run_retrieval_eval` passes None)
-    r = LatticeRetriever(Path(opts["tree"]), scorer=scorer, progress=bool(opts.get("progress", False)))
-    leaves = {l.doc_id for l in r.tree.leaves()}
-    unknown, missing = sorted(leaves - set(ds.corpus)), sorted(set(ds.corpus) - leaves)
-    if len(unknown) == len(leaves):
-        raise FinragError(f"{opts['tree']}: none of the tree's {len(leaves)} leaves is a document of {ds.name!r}: "
-                          "the tree was built from another corpus (rebuild it with `finrag lattice build --data ...`)")
-    if unknown: typer.echo(f"warning: {len(unknown)} leaves of the tree are not in this corpus (e.g. {unknown[0]!r})", err=True)
-    if missing: typer.echo(f"warning: {len(missing)} of {len(ds.corpus)} corpus documents are not in the tree and can never be "
-                           f"retrieved (e.g. {missing[0]!r}; a tree built with --limit?)", err=True)
-    return ds, r
-
-RETRIEVAL_METHODS = {"bm25": _build_flat("bm25"), "dense": _build_flat("dense"), "hybrid": _build_flat("hybrid"),
-                     "hierarchical": _build_hierarchical, "lattice": _build_lattice}
-
 def _cutoff_list(s:str) -> tuple:
     try: ks = tuple(int(x) for x in s.split(",") if x.strip())
     except ValueError: ks = ()
     if not ks or any(k < 1 for k in ks): raise FinragError(f"--k {s!r}: give positive integers separated by commas, e.g. 10,20")
     return ks
 
-def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool=True, llm_preretrieval:bool=False,
-                       k:tuple=(10, 20), recall_k:tuple=(100,), opts:dict|None=None,
-                       max_queries:int|None=None, seed:int=0) -> dict:
-    """Load the BEIR folder, build `method` (see `RETRIEVAL_METHODS`), evaluate; the dict `finrag eval retrieval` prints.
-    `max_queries`: evaluate a seeded random sample of that many judged queries (the whole corpus is still indexed)."""
+def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
+                       k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
+                       max_queries:int|None=None, seed:int=0, progress:bool=False):
+    "Load the BEIR folder and run `finrag.retrieval.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`."
     from finrag.data import load_beir
-    from finrag.retrieval import evaluate
-    from finrag.hierarchical import DEFAULT_PRERETRIEVAL
-    from dataclasses import replace
-    m = str(method).strip().lower()
-    if m not in RETRIEVAL_METHODS: raise FinragError(f"unknown method {method!r}: use one of {', '.join(RETRIEVAL_METHODS)}")
+    from finrag.retrieval import eval_retrieval, get_method
+    get_method(method)                                      # an unknown method fails before the data is read
+    if max_queries is not None and max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
+    if llm_preretrieval:
+        if preretrieval is False: raise FinragError("--llm-preretrieval needs pre-retrieval: drop --no-preretrieval")
+        from dataclasses import replace
+        from finrag.hierarchical import DEFAULT_PRERETRIEVAL
+        preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
     ds = load_beir(data, split)
-    judged = [q for q, rel in ds.qrels.items() if any(g > 0 for g in rel.values())]
-    if not judged: raise FinragError(f"{Path(data)/'qrels'/(split + '.tsv')}: no relevant judgement (score > 0): nothing to evaluate")
-    if max_queries is not None:
-        if max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
-        if max_queries < len(judged):
-            import random
-            judged = sorted(random.Random(seed).sample(sorted(judged), max_queries))
-    if m == "lattice": preretrieval = False   # the tree's summaries were built from the raw texts
-    cfg = (replace(DEFAULT_PRERETRIEVAL, use_llm=True) if llm_preretrieval else DEFAULT_PRERETRIEVAL) if preretrieval else None
-    t0 = time.perf_counter()
-    ds2, retr = RETRIEVAL_METHODS[m](ds, cfg, dict(opts or {}))
-    queries = {q: ds2.queries[q] for q in judged}
-    t1 = time.perf_counter()                   # index build (pre-processing, encoding the corpus, loading models) ends here
-    run = retr.search(queries, k=max(k + recall_k))
-    t2 = time.perf_counter(); build, secs = t1 - t0, t2 - t1
-    ev = evaluate(run, {q: ds.qrels[q] for q in judged}, k, recall_k)
-    return {"dataset": ds.name, "split": split, "method": getattr(retr, "name", m), "preretrieval": cfg is not None,
-            **{f"ndcg@{c}": round(ev[f"ndcg@{c}"], 4) for c in k}, **{f"recall@{c}": round(ev[f"recall@{c}"], 4) for c in recall_k},
-            "n_queries": ev["n_queries"], "build_seconds": round(build, 2), "seconds": round(secs, 2),
-            "seconds_per_query": round(secs/max(len(queries), 1), 4),
-            **_cost_per_query(retr)}
-
-def _cost_per_query(retr) -> dict:
-    "Mean LLM calls and tokens per query of a retriever that records them (`query_stats`, e.g. LATTICE); {} otherwise."
-    qs = list((getattr(retr, "query_stats", None) or {}).values())
-    if not qs: return {}
-    mean = lambda k: round(sum(s.get(k, 0) for s in qs) / len(qs), 2)
-    return {"llm_calls_per_query": mean("calls"), "prompt_tokens_per_query": mean("prompt_tokens"),
-            "completion_tokens_per_query": mean("completion_tokens")}
+    return eval_retrieval(ds, method, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
+                          progress=progress, **{o: v for o, v in (options or {}).items() if v is not None})
 
 @eval_app.command("retrieval")
 def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
                        split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
-                       method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice."),
-                       no_preretrieval:bool=typer.Option(False, "--no-preretrieval", help="Skip the pre-retrieval steps (always skipped for lattice: its tree is built from the raw texts)."),
+                       method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice (any registered method)."),
+                       preretrieval:bool=typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: the method's: on for bm25 and hierarchical, off for dense and hybrid, never for lattice)."),
                        llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
                        stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
@@ -351,30 +289,23 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
                        scorer:str=typer.Option(None, help="lattice: llm (the paper's, default) | embedding (no LLM, a deviation)."),
                        max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
+                       seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
-    r = run_retrieval_eval(data, method, split, not no_preretrieval, llm_preretrieval, _cutoff_list(k), (100,),
-                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer, "progress": not json_out},
-                           max_queries=max_queries)
-    if json_out: typer.echo(json.dumps(r)); return
-    typer.echo(f"{r['dataset']} [{r['split']}] {r['method']}" + (" + pre-retrieval" if r["preretrieval"] else ""))
-    for key in [x for x in r if x.startswith(("ndcg@", "recall@"))]: typer.echo(f"  {key.replace('ndcg', 'nDCG'):<11} {r[key]:.4f}")
-    typer.echo(f"  queries     {r['n_queries']}\n  seconds     {r['seconds']:.2f} searching ({1000*r['seconds_per_query']:.1f} ms/query)"
-               f" + {r['build_seconds']:.2f} building the index")
-    if "llm_calls_per_query" in r:
-        typer.echo(f"  LLM/query   {r['llm_calls_per_query']} calls, {r['prompt_tokens_per_query']} prompt + {r['completion_tokens_per_query']} completion tokens")
+    r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, _cutoff_list(k), (100,),
+                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out)
+    for note in r.notes: typer.echo(f"warning: {note}", err=True)
+    if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return
+    typer.echo(f"{r.dataset} [{split}] {r.method}" + (" + pre-retrieval" if r.preretrieval else ""))
+    for key, v in r.metrics.items(): typer.echo(f"  {key.replace('ndcg', 'nDCG'):<11} {v:.4f}")
+    typer.echo(f"  queries     {r.n_queries}\n  seconds     {r.search_seconds:.2f} searching ({r.ms_per_query:.1f} ms/query)"
+               f" + {r.build_seconds:.2f} building the index")
+    if r.llm_calls_per_query is not None:
+        typer.echo(f"  LLM/query   {r.llm_calls_per_query:.2f} calls, {r.prompt_tokens_per_query:.0f} prompt + {r.completion_tokens_per_query:.0f} completion tokens")
 
 # %% ../nbs/90_cli.ipynb #943907aa
 lattice_app = typer.Typer(no_args_is_help=True, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
 app.add_typer(lattice_app, name="lattice")
-
-def limit_corpus(ds, limit:int|None) -> dict:
-    "The first `limit` documents of `ds.corpus`, the judged (gold) documents of its qrels first; all when `limit` is None."
-    if limit is None: return ds.corpus
-    if limit < 1: raise FinragError(f"--limit {limit}: give a positive number of documents")
-    gold = [d for rel in ds.qrels.values() for d, g in rel.items() if g > 0 and d in ds.corpus]
-    ids = list(dict.fromkeys(gold + list(ds.corpus)))[:limit]
-    return {d: ds.corpus[d] for d in ids}
 
 def build_summary(stats:dict) -> str:
     "The build statistics of a tree as a few human lines."
@@ -410,7 +341,8 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
         p = Path(data)
         if not (p/"corpus.jsonl").is_file(): raise FinragError(f"{p}: BEIR folder not found or without corpus.jsonl")
         ds = BeirDataset(p.name, read_corpus(p/"corpus.jsonl"), {}, {})
-    corpus = limit_corpus(ds, limit)
+    if limit is not None and limit < 1: raise FinragError(f"--limit {limit}: give a positive number of documents")
+    corpus = ds.corpus if limit is None else ds.sample(n_docs=limit).corpus   # the gold documents first, then corpus order
     typer.echo(f"{ds.name}: building a {strategy} tree over {len(corpus):,} documents", err=True)
     tree = build_tree(corpus, strategy, summarizer=summarizer, partitioner=partitioner, branching=branching,
                       max_leaf_docs=max_leaf_docs, progress=progress)

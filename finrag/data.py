@@ -5,13 +5,14 @@
 # %% ../nbs/02_data.ipynb #7fe33e82
 from __future__ import annotations
 import ast, csv, dataclasses, io, json, re, tokenize, zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from dateutil import parser as _dateparser
 from rapidfuzz import fuzz, process
+from fastcore.basics import patch
 from .core import InputError, LoadReport, stable_id
 
 # %% auto #0
@@ -277,6 +278,39 @@ class BeirDataset:
         if unknown: raise InputError(f"unknown query id(s) {unknown[:5]} in dataset {self.name!r}", field="query-id")
         return BeirDataset(self.name, self.corpus, {q: self.queries[q] for q in query_ids},
                            {q: dict(self.qrels[q]) for q in query_ids if q in self.qrels})
+
+# %% ../nbs/02_data.ipynb #c9d0bc44
+@patch
+def judged(self:BeirDataset) -> BeirDataset:
+    "The queries with at least one relevant judgement (grade > 0), in qrels order, their qrels and the whole corpus."
+    qids = [q for q, rel in self.qrels.items() if q in self.queries and any(g > 0 for g in rel.values())]
+    return replace(self, queries={q: self.queries[q] for q in qids}, qrels={q: dict(self.qrels[q]) for q in qids}, report=None)
+
+# %% ../nbs/02_data.ipynb #1761e753
+@patch
+def sample(self:BeirDataset,
+           n_queries:int|None=None, # judged queries to keep; None = all
+           n_docs:int|None=None,    # documents to keep; None = the whole corpus
+           gold_first:bool=True,    # keep the kept queries' relevant documents before any other
+           seed:int|None=None       # None = the first ones (file order); an int = a seeded random draw
+          ) -> BeirDataset:
+    "A smaller dataset of judged queries (see above); `InputError` when a count is not positive."
+    import random
+    for n, f in ((n_queries, "n_queries"), (n_docs, "n_docs")):
+        if n is not None and n < 1: raise InputError(f"{f} {n}: give a positive number", field=f)
+    ds = self.judged(); qids = list(ds.queries)
+    if n_queries is not None and n_queries < len(qids):
+        qids = qids[:n_queries] if seed is None else sorted(random.Random(seed).sample(sorted(qids), n_queries))
+    corpus = self.corpus
+    if n_docs is not None and n_docs < len(corpus):
+        gold = [d for q in qids for d, g in ds.qrels[q].items() if g > 0 and d in corpus] if gold_first else []
+        gold = list(dict.fromkeys(gold))[:n_docs]
+        rest = [d for d in corpus if d not in set(gold)]
+        rest = rest[:n_docs - len(gold)] if seed is None else random.Random(seed).sample(sorted(rest), n_docs - len(gold))
+        keep = set(rest)
+        corpus = {d: corpus[d] for d in gold + [d for d in corpus if d in keep]}
+    qrels = {q: {d: g for d, g in ds.qrels[q].items() if d in corpus} for q in qids}
+    return replace(ds, corpus=corpus, queries={q: ds.queries[q] for q in qids}, qrels=qrels)
 
 # %% ../nbs/02_data.ipynb #33d19b02
 def write_beir(ds:BeirDataset,      # the dataset to write

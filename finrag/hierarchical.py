@@ -149,3 +149,8 @@ class HierarchicalRetriever:
         return {s: v/max(self.n_queries, 1) for s, v in self.timings.items() if s not in ("preretrieval.documents", "build")}
 
     def __repr__(self): return self.name
+
+# %% ../nbs/24_hierarchical.ipynb #5fc0e4c8
+from .retrieval import register_method
+register_method("hierarchical", HierarchicalRetriever, preretrieval=True, batch=1,
+                doc="P2: pre-retrieval > stage 1 keeps 100 > stage 2 keeps 20 (--stage1, --stage2)")

@@ -17,7 +17,7 @@ from .lattice_tree import SemanticNode, SemanticTree, CHARS_PER_TOKEN, llm_call_
 __all__ = ['MASKED_DESC', 'PATH_FLOOR', 'RELEVANCE_DEFINITIONS', 'SCORERS', 'NO_EXCLUSION', 'TreeIndex', 'path_relevance',
            'leaf_score', 'gmm_threshold', 'sample_calibration_leaves', 'CalibModel', 'SlateScores', 'fit_descriptions',
            'traversal_messages', 'traversal_schema', 'parse_slate_scores', 'LLMScorer', 'EmbeddingScorer',
-           'LatticeSearch', 'LatticeRetriever', 'BrightDataset', 'load_bright']
+           'LatticeSearch', 'LatticeRetriever', 'lattice_retriever', 'BrightDataset', 'load_bright']
 
 # %% ../nbs/31_lattice_search.ipynb #53ca6d04
 MASKED_DESC = "No Description."
@@ -511,6 +511,28 @@ class LatticeRetriever:
         return run
 
     def __repr__(self): return f"LatticeRetriever({self.tree!r}, scorer={self.config['scorer']}, beam={self.beam}, iterations={self.iterations})"
+
+# %% ../nbs/31_lattice_search.ipynb #a06cfeed
+def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})
+                      tree=None,     # a `SemanticTree` or the path of its JSON file (`finrag lattice build`)
+                      scorer="llm",  # llm (the paper's) | embedding (no LLM, a deviation)
+                      **kw           # `LatticeRetriever` options (beam, iterations, llm, token_budget, ...)
+                     ) -> LatticeRetriever:
+    "A `LatticeRetriever` over `tree`, checked against `corpus` (see above); `InputError` without a tree or for another corpus' tree."
+    if tree is None: raise InputError("method 'lattice' needs a tree: --tree TREE.json (build one with `finrag lattice build`)", field="tree")
+    r = LatticeRetriever(tree, scorer=scorer, **{"progress": False, **kw})
+    leaves = {l.doc_id for l in r.tree.leaves()}
+    unknown, missing = sorted(leaves - set(corpus)), sorted(set(corpus) - leaves)
+    if len(unknown) == len(leaves):
+        raise InputError(f"none of the tree's {len(leaves)} leaves is a document of this corpus: the tree was built from another "
+                         "corpus (rebuild it with `finrag lattice build --data ...`)", tree if not isinstance(tree, SemanticTree) else None, field="tree")
+    r.notes = ([f"{len(unknown)} leaves of the tree are not in this corpus (e.g. {unknown[0]!r})"] if unknown else []) + \
+              ([f"{len(missing)} of {len(corpus)} corpus documents are not in the tree and can never be retrieved "
+                f"(e.g. {missing[0]!r}; a tree built with --limit?)"] if missing else [])
+    return r
+
+from .retrieval import register_method
+register_method("lattice", lattice_retriever, preretrieval=None, batch=1, doc="LATTICE search over a tree (--tree)")
 
 # %% ../nbs/31_lattice_search.ipynb #275f1b58
 from .data import BeirDataset, iter_json_records

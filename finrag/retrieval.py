@@ -4,17 +4,19 @@
 
 # %% ../nbs/20_retrieval.ipynb #fd321f2e
 from __future__ import annotations
-import hashlib, math, os, re, tempfile
+import hashlib, importlib, inspect, math, os, re, sys, tempfile, time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 import numpy as np
 from .core import InputError, LoadReport, Timings
 from .config import get_settings
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['TOKEN_PATTERN', 'RETRIEVERS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash', 'corpus_embeddings',
-           'DenseRetriever', 'rrf', 'HybridRetriever', 'make_retriever', 'evaluate', 'write_trec_run', 'read_trec_run',
+__all__ = ['TOKEN_PATTERN', 'METHODS', 'METHOD_MODULES', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash',
+           'corpus_embeddings', 'DenseRetriever', 'rrf', 'HybridRetriever', 'Method', 'register_method', 'methods',
+           'get_method', 'make_retriever', 'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult',
            'eval_retrieval']
 
 # %% ../nbs/20_retrieval.ipynb #d45d6712
@@ -207,22 +209,78 @@ class HybridRetriever:
     def __repr__(self): return f"HybridRetriever({', '.join(r.name for r in self.retrievers)}, k={self.rrf_k})"
 
 # %% ../nbs/20_retrieval.ipynb #9a5cea3b
-RETRIEVERS = ("bm25", "dense", "hybrid")
+@dataclass
+class Method:
+    "A registered retrieval method: `builder(corpus, **options) -> Retriever` and its defaults (see above)."
+    name: str
+    builder: Callable
+    preretrieval: bool|None = False   # pre-retrieval by default: True on, False off, None never applies
+    batch: int = 64                   # queries per `search` call
+    defaults: dict = field(default_factory=dict)
+    doc: str = ""
 
-def make_retriever(method:str,   # bm25 | dense | hybrid
+    @property
+    def own_preretrieval(self) -> bool:
+        "True when the builder takes `preretrieval` (a config or None) and applies it itself."
+        return "preretrieval" in inspect.signature(self.builder).parameters
+
+    @property
+    def options(self) -> list[str]|None:
+        "The option names the builder accepts (None: any, it takes `**kwargs`)."
+        ps = list(inspect.signature(self.builder).parameters.values())[1:]
+        if any(p.kind is p.VAR_KEYWORD for p in ps): return None
+        return [p.name for p in ps]
+
+METHODS: dict[str, Method] = {}
+METHOD_MODULES = ["finrag.hierarchical", "finrag.lattice_search"]   # modules that register methods (imported on lookup)
+
+def register_method(name:str,                 # the method name (`--method`), lower case
+                    builder:Callable,         # builder(corpus, **options) -> an object following `Retriever`
+                    preretrieval:bool|None=False, # pre-retrieval by default (None: never applies)
+                    batch:int=64,             # queries per `search` call
+                    doc:str="",               # one line for `finrag eval retrieval --help`
+                    **defaults                # default options of the builder
+                   ) -> Method:
+    "Register (or replace) a retrieval method; returns its `Method`."
+    METHODS[name] = m = Method(name, builder, preretrieval, batch, defaults, doc)
+    return m
+
+# %% ../nbs/20_retrieval.ipynb #ebaa9680
+def _hybrid(corpus:dict, embedder=None, cache_dir=None, rrf_k:float=60, **bm25_kw) -> HybridRetriever:
+    "RRF of BM25 (options `bm25_kw`) and dense retrieval."
+    return HybridRetriever([BM25Retriever(corpus, **bm25_kw), DenseRetriever(corpus, embedder, cache_dir)], k=rrf_k)
+
+register_method("bm25", BM25Retriever, preretrieval=True, doc="BM25 (bm25s, Lucene variant)")
+register_method("dense", DenseRetriever, preretrieval=False, doc="MiniLM bi-encoder, exact cosine search")
+register_method("hybrid", _hybrid, preretrieval=False, doc="RRF of BM25 and dense")
+
+
+# %% ../nbs/20_retrieval.ipynb #3a8c7bf5
+def methods() -> dict[str, Method]:
+    "All registered methods, after importing the modules of `METHOD_MODULES` (those that are installed)."
+    for mod in METHOD_MODULES:
+        if mod not in sys.modules:
+            try: importlib.import_module(mod)
+            except ImportError: pass
+    return METHODS
+
+def get_method(name:str) -> Method:
+    "The registered method `name` (case and spaces ignored); `InputError` listing the known ones."
+    m = str(name).strip().lower()
+    if m not in METHODS and m not in methods():
+        raise InputError(f"unknown method {name!r}: use one of {', '.join(methods())}", field="method")
+    return METHODS[m]
+
+def make_retriever(method:str,   # a registered method name (see `methods()`)
                    corpus:dict,  # doc id -> {"title", "text"}
-                   embedder=None,# for dense/hybrid; None = `get_embedder()`
-                   **kw          # bm25: k1, b, method, stemmer, stopwords; dense: cache_dir; hybrid: rrf_k
+                   **options     # the builder's options (bm25: k1, b, ...; dense: embedder, cache_dir; hybrid: rrf_k, ...)
                   ):
-    "A retriever over `corpus` by name; `InputError` for an unknown name."
-    m = str(method).strip().lower()
-    if m == "bm25": return BM25Retriever(corpus, **kw)
-    if m == "dense": return DenseRetriever(corpus, embedder, **kw)
-    if m == "hybrid":
-        rk = kw.pop("rrf_k", 60)
-        dkw = {k: kw.pop(k) for k in ("cache_dir",) if k in kw}
-        return HybridRetriever([BM25Retriever(corpus, **kw), DenseRetriever(corpus, embedder, **dkw)], k=rk)
-    raise InputError(f"unknown retrieval method {method!r}; use one of {', '.join(RETRIEVERS)}", field="method")
+    "A retriever over `corpus` by name, the method's defaults under `options`; `InputError` for an unknown name or option."
+    m = get_method(method)
+    opts = {**m.defaults, **options}
+    if m.options is not None and (bad := sorted(set(opts) - set(m.options))):   # (`preretrieval` is an option of builders that take it)
+        raise InputError(f"method {m.name!r} takes no option {bad[0]!r} (its options: {', '.join(m.options)})", field="option")
+    return m.builder(corpus, **opts)
 
 # %% ../nbs/20_retrieval.ipynb #d2ef9db3
 def _cutoffs(k) -> tuple:
@@ -286,25 +344,99 @@ def read_trec_run(path,                        # a TREC run file
     return run
 
 # %% ../nbs/20_retrieval.ipynb #54a7d8fc
-def eval_retrieval(ds:BeirDataset,     # corpus, queries, qrels
-                   method="bm25",      # bm25 | dense | hybrid, or any object following the `Retriever` protocol
-                   k=(10, 20),         # nDCG cut-offs
-                   recall_k=(100,),    # recall cut-offs
-                   excluded:dict|None=None, # {qid: doc ids never to return} (BRIGHT)
-                   return_run:bool=False,   # also return the run under "run"
-                   **kw                # passed to `make_retriever` (embedder, k1, b, cache_dir, rrf_k, ...)
-                  ) -> dict:
-    "{'method', 'dataset', 'n_queries', 'ndcg@k'…, 'recall@k'…, 'seconds', 'index_seconds', 'search_seconds', 'n_empty', 'n_unjudged', 'per_query'}."
+@dataclass
+class RetrievalResult:
+    "One evaluation of a retrieval method on a dataset; seconds are wall time, per-query values are means."
+    dataset: str
+    method: str                 # the retriever's name (e.g. 'hierarchical(pre+bm25@100 > maxsim@20)')
+    preretrieval: bool          # whether pre-retrieval was applied
+    n_queries: int              # judged queries evaluated
+    metrics: dict               # {'ndcg@10': mean, ..., 'recall@100': mean}
+    build_seconds: float        # building the retriever (pre-processing, encoding the corpus, loading models)
+    search_seconds: float       # searching all queries (their pre-processing included)
+    ms_per_query: float         # search_seconds / n_queries, in milliseconds
+    llm_calls_per_query: float|None = None       # None: the method records no LLM use
+    prompt_tokens_per_query: float|None = None
+    completion_tokens_per_query: float|None = None
+    n_empty: int = 0            # queries with an empty run
+    n_unjudged: int = 0         # queries of the dataset without judgements (not searched)
+    per_query: dict = field(default_factory=dict, repr=False)  # {qid: {metric: value}}
+    run: dict = field(default_factory=dict, repr=False)        # {qid: {doc id: score}}
+    notes: list = field(default_factory=list)                  # warnings of the builder (e.g. documents missing from a tree)
+
+    def __getitem__(self, key:str): return self.metrics[key] if key in self.metrics else getattr(self, key)
+
+    def to_dict(self) -> dict:
+        "The flat summary (metrics rounded to 4 places, no per-query values or run): `finrag eval retrieval --json`."
+        d = {"dataset": self.dataset, "method": self.method, "preretrieval": self.preretrieval,
+             **{k: round(v, 4) for k, v in self.metrics.items()}, "n_queries": self.n_queries,
+             "build_seconds": round(self.build_seconds, 3), "search_seconds": round(self.search_seconds, 3),
+             "ms_per_query": round(self.ms_per_query, 2)}
+        if self.llm_calls_per_query is not None:
+            d |= {k: round(getattr(self, k), 2) for k in ("llm_calls_per_query", "prompt_tokens_per_query", "completion_tokens_per_query")}
+        return d
+
+# %% ../nbs/20_retrieval.ipynb #a718e660
+def _llm_cost(retr) -> dict:
+    "Mean LLM calls and tokens per query of a retriever that records them in `query_stats`; {} otherwise."
+    qs = list((getattr(retr, "query_stats", None) or {}).values())
+    if not qs: return {}
+    mean = lambda k: sum(s.get(k, 0) for s in qs) / len(qs)
+    return {"llm_calls_per_query": mean("calls"), "prompt_tokens_per_query": mean("prompt_tokens"),
+            "completion_tokens_per_query": mean("completion_tokens")}
+
+def _preretrieval_config(preretrieval, m:Method):
+    "The `PreRetrievalConfig` to apply (None: none) for the `preretrieval` argument of `eval_retrieval`."
+    on = m.preretrieval if preretrieval is None else preretrieval
+    if on is None or on is False: return None
+    if m.preretrieval is None: raise InputError(f"method {m.name!r} takes no pre-retrieval (its index is built from the raw texts)", field="preretrieval")
+    if on is True:
+        from finrag.hierarchical import DEFAULT_PRERETRIEVAL
+        return DEFAULT_PRERETRIEVAL
+    return on
+
+# %% ../nbs/20_retrieval.ipynb #99df9023
+def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
+                   method="bm25",         # a registered method name, or an object following `Retriever`
+                   *,
+                   preretrieval=None,     # None = the method's default; True/False; or a `PreRetrievalConfig`
+                   k=(10, 20),            # nDCG cut-offs
+                   recall_k=(100,),       # recall cut-offs
+                   max_queries:int|None=None, # evaluate a sample of this many judged queries (None: all)
+                   seed:int=0,            # seed of that sample
+                   excluded:dict|None=None, # {qid: doc ids never returned}; None = the dataset's own (BRIGHT) or none
+                   progress:bool=False,   # a progress bar (stderr) over the queries
+                   **options              # the method's builder options (see `make_retriever`)
+                  ) -> RetrievalResult:
+    "Build `method` over the corpus, search the judged queries, evaluate (see above); `InputError` on bad input."
     ks, rks = _cutoffs(k), _cutoffs(recall_k)
-    t = Timings()
-    with t("index"): retr = make_retriever(method, ds.corpus, **kw) if isinstance(method, str) else method
-    if not isinstance(retr, Retriever): raise InputError(f"{method!r} is neither a method name nor a retriever", field="method")
-    queries = {q: ds.queries[q] for q in ds.qrels if q in ds.queries}
-    with t("search"): run = retr.search(queries, k=max(ks + rks), excluded=excluded)
-    m = evaluate(run, ds.qrels, ks, rks)
-    out = {"method": getattr(retr, "name", str(method)), "dataset": ds.name, "n_queries": m["n_queries"],
-           **{n: m[n] for n in [f"ndcg@{c}" for c in ks] + [f"recall@{c}" for c in rks]},
-           "seconds": t.total, "index_seconds": t["index"], "search_seconds": t["search"],
-           "n_empty": m["n_empty"], "n_unjudged": len(set(ds.queries) - set(m["per_query"])), "per_query": m["per_query"]}
-    if return_run: out["run"] = run
-    return out
+    ds = dataset.judged() if max_queries is None else dataset.sample(n_queries=max_queries, seed=seed)
+    if not ds.queries: raise InputError(f"dataset {dataset.name!r} has no judged query (a relevant judgement, grade > 0): nothing to evaluate", field="qrels")
+    excluded = getattr(dataset, "excluded", None) if excluded is None else excluded
+    t0 = time.perf_counter()
+    if isinstance(method, str):
+        m = get_method(method)
+        cfg = _preretrieval_config(preretrieval, m)
+        if m.own_preretrieval: options = {**options, "preretrieval": cfg}
+        elif cfg is not None:
+            from finrag.preretrieval import preprocess_dataset
+            ds = preprocess_dataset(ds, cfg)
+        retr, batch = make_retriever(m.name, ds.corpus, **options), m.batch
+    else:
+        if not isinstance(method, Retriever): raise InputError(f"{method!r} is neither a method name nor a retriever", field="method")
+        retr, batch, cfg = method, 64, getattr(method, "cfg", None)
+    t1 = time.perf_counter()
+    from tqdm.auto import tqdm
+    run, qids = {}, list(ds.queries)
+    with tqdm(total=len(qids), desc=getattr(retr, "name", str(method)), unit="query", disable=not progress, file=sys.stderr) as bar:
+        for i in range(0, len(qids), batch):
+            part = {q: ds.queries[q] for q in qids[i:i + batch]}
+            run |= retr.search(part, k=max(ks + rks), excluded=excluded)
+            bar.update(len(part))
+    t2 = time.perf_counter()
+    ev = evaluate(run, ds.qrels, ks, rks)
+    names = [f"ndcg@{c}" for c in ks] + [f"recall@{c}" for c in rks]
+    return RetrievalResult(dataset.name, getattr(retr, "name", str(method)), cfg is not None, ev["n_queries"], {n: ev[n] for n in names},
+                           t1 - t0, t2 - t1, 1000 * (t2 - t1) / max(len(qids), 1), **_llm_cost(retr), n_empty=ev["n_empty"],
+                           n_unjudged=len(set(dataset.queries) - set(dataset.judged().queries)), per_query=ev["per_query"],
+                           run=run, notes=list(getattr(retr, "notes", [])))
