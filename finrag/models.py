@@ -326,7 +326,7 @@ class SentimentScore:
 
     @property
     def intensity(self) -> float:
-        "I = |p_pos − p_neg| ∈ [0, 1] (P1, DESIGN.md)."
+        "I = |p_pos − p_neg| ∈ [0, 1] (P1, docs/design.md)."
         return abs(self.pos - self.neg)
 
     @property

@@ -1,7 +1,7 @@
 """Shared pytest fixtures. `bolt_server`: a live Bolt (Neo4j-protocol) server for the Neo4j graph backend's tests.
 
 No Neo4j server can be installed on the development machines; ArcadeDB's server speaks Bolt and the `neo4j` driver
-treats it as Neo4j 5.26 (STACK.md, "Neo4j backend"). It is started from the `arcadedb-embedded` dev extra, which
+treats it as Neo4j 5.26 (docs/stack.md, "Neo4j backend"). It is started from the `arcadedb-embedded` dev extra, which
 bundles its own Java runtime, by `finrag.graph.start_arcadedb` (the same helper notebooks and the benchmark use).
 """
 import os, secrets, subprocess
