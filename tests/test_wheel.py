@@ -82,8 +82,9 @@ def test_installed_cli_help_and_enrich(fresh_venv):
     assert "enrich" in r.stdout and "<bool>" not in r.stdout
     r = _run(fresh_venv, exe, "enrich", "--limit", "3")
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "36 rows read" in r.stdout or "36" in r.stdout.splitlines()[0], r.stdout[:500]
-    assert "AAPL" in r.stdout, r.stdout[:2000]          # the gazetteer shipped in the wheel tags Apple
+    assert "news_sample.jsonl: 36 of 36 rows loaded" in r.stdout, r.stdout[:500]   # the sample shipped in the wheel
+    assert str(fresh_venv) in r.stdout.splitlines()[0]                               # ... read from the install
+    assert "AAPL:stock" in r.stdout and "GS:investment" in r.stdout, r.stdout[:2000]  # the shipped gazetteer tags them
 
 
 def test_local_llm_extra_missing_names_the_alternative(monkeypatch):

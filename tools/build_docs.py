@@ -6,15 +6,15 @@
 Stages everything under `--stage` (README.md → index.md, docs/, nbs/, figures/, results/, generated api/*.md), writes
 `_build/mkdocs.yml` = the repository's mkdocs.yml + docs_dir/site_dir + a navigation built from the files, and runs
 `mkdocs build --strict`, so a broken internal link or a page missing from the navigation fails the build.
-No network: the theme's fonts are off and search works from disk (material's `offline` plugin).
+No network at build or read time: the theme's fonts are off and no page loads a script or style from the web.
 """
 from __future__ import annotations
-import argparse, json, re, shutil, subprocess, sys
+import argparse, json, os, re, shutil, subprocess, sys
 from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC_ORDER = ["workshop", "install", "design", "references", "data", "style"]   # docs/*.md in this order, others after
+DOC_ORDER = ["workshop", "stack", "design", "references", "data", "style"]   # docs/*.md in this order, others after
 
 
 def notebooks() -> list[Path]:
@@ -107,7 +107,8 @@ def main(argv=None) -> int:
     cfg_path = stage_dir.parent / "mkdocs.yml"
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True), encoding="utf-8")
     mkdocs = Path(sys.executable).parent / "mkdocs"
-    r = subprocess.run([str(mkdocs), "build", "--strict", "-q", "-f", str(cfg_path)], cwd=ROOT)
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    r = subprocess.run([str(mkdocs), "build", "--strict", "-q", "-f", str(cfg_path)], cwd=ROOT, env=env)
     if r.returncode == 0: print(f"site: {out}/index.html ({len(notebooks())} notebook pages, {len(modules())} API pages)")
     return r.returncode
 

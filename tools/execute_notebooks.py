@@ -5,9 +5,9 @@
 Default: every lesson notebook (`nbs/*.ipynb`; the papermill experiments in `nbs/experiments/` are executed by
 `finrag reproduce`). Each notebook runs as the tests run it: a new kernel of this environment (kernelspec `python3`,
 see tools/lab.py), the notebook's folder as working directory, `IN_TEST=1`, cells flagged `#| notest` / `#| slow`
-(pyproject `tst_flags`) or `#| eval: false` skipped (their outputs are cleared), an empty LLM cache (a temporary
-`FINRAG_CACHE_DIR`: nothing relies on a developer's cache), progress bars off. `--llm TIER` runs on that
-`[models] llm` tier through a temporary copy of settings.ini (`FINRAG_SETTINGS`).
+(pyproject `tst_flags`) or `#| eval: false` skipped (their outputs are cleared), an empty cache (a temporary
+`FINRAG_CACHE_DIR`: nothing relies on a developer's LLM cache), progress bars off, and the LLM tier `--llm`
+(`FINRAG_LLM`; default the tiny `smollm2-135m`, as in the tests).
 
 Outputs that depend on the machine are not kept: stderr (warnings, progress), widget views, absolute paths of this
 checkout, of temporary folders and of the home folder (replaced by `<repo>`, `<tmp>`, `~`), durations (`0.42 s`,
@@ -78,15 +78,6 @@ def scrub_outputs(outputs: list, tmp_roots: list[str]) -> list:
     return keep
 
 
-def settings_for_tier(tier: str, dst: Path) -> Path:
-    "A copy of the project settings with `[models] llm = tier`."
-    src = (ROOT / "settings.ini").read_text(encoding="utf-8")
-    new, n = re.subn(r"(?m)^llm\s*=.*$", f"llm = {tier}", src, count=1)
-    if n != 1: raise SystemExit("settings.ini has no `llm =` line in [models]")
-    dst.write_text(new, encoding="utf-8")
-    return dst
-
-
 def execute(path: Path, env: dict, timeout: int = 600) -> tuple[dict, float]:
     """Run notebook `path` in a fresh kernel; return (executed notebook with every cell, seconds).
     Raises `nbclient.exceptions.CellExecutionError` naming the failing cell."""
@@ -132,19 +123,20 @@ def write_outputs(path: Path, executed: dict, dst: Path, tmp_roots: list[str]) -
     return n
 
 
-def kernel_env(cache_dir: str, settings: Path | None) -> dict:
+def kernel_env(cache_dir: str, llm: str) -> dict:
     "The environment of the fresh kernels (see the module docstring)."
     env = register_kernel()
     env.update(IN_TEST="1", TQDM_DISABLE="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                RAGAS_DO_NOT_TRACK="true", FINRAG_CACHE_DIR=cache_dir, MPLBACKEND="module://matplotlib_inline.backend_inline")
-    if settings: env["FINRAG_SETTINGS"] = str(settings)
+    env["FINRAG_LLM"] = llm
+    for k in ("FINRAG_LLM_BASE_URL", "FINRAG_LLM_MODEL", "FINRAG_LLM_API_KEY", "FINRAG_SETTINGS"): env.pop(k, None)
     return env
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebooks", nargs="*", help="notebooks to run (default: every lesson notebook nbs/*.ipynb)")
-    ap.add_argument("--llm", default=None, help="[models] llm tier for the run (e.g. tiny); default: settings.ini as is")
+    ap.add_argument("--llm", default="smollm2-135m", help="LLM tier (FINRAG_LLM) of the run; default: smollm2-135m (tiny)")
     ap.add_argument("--out-dir", default=None, help="write executed notebooks here instead of in place")
     ap.add_argument("--check", action="store_true", help="execute only; write nothing")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
@@ -153,8 +145,7 @@ def main(argv=None) -> int:
     from nbclient.exceptions import CellExecutionError
     failed = []
     with tempfile.TemporaryDirectory(prefix="finrag-nbexec-") as tmp:
-        settings = settings_for_tier(a.llm, Path(tmp) / "settings.ini") if a.llm else None
-        env = kernel_env(str(Path(tmp) / "cache"), settings)
+        env = kernel_env(str(Path(tmp) / "cache"), a.llm)
         tmp_roots = sorted({tempfile.gettempdir(), "/tmp", "/var/folders"}, key=len, reverse=True)
         for p in nbs:
             try: nb, secs = execute(p, env, a.timeout)
