@@ -14,12 +14,15 @@ from .config import get_settings
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['TREE_FORMAT', 'SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'CHARS_PER_TOKEN', 'MAX_SHARE', 'STRATEGIES', 'SemanticNode',
-           'tree_stats', 'SemanticTree', 'clean_summary', 'first_sentence', 'ExtractiveSummarizer', 'llm_call_failure',
-           'title_and_text', 'summarize_documents', 'node_desc', 'summarize_cluster', 'choose_level',
-           'merge_small_clusters', 'repair_partition', 'kmeans_split', 'n_clusters', 'build_tree']
+__all__ = ['MAX_TREE_DEPTH', 'TREE_FORMAT', 'TREE_VERSION', 'SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'CHARS_PER_TOKEN', 'MAX_SHARE',
+           'STRATEGIES', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'SemanticNode', 'tree_stats', 'SemanticTree', 'clean_summary',
+           'first_sentence', 'ExtractiveSummarizer', 'llm_call_failure', 'title_and_text', 'summarize_documents',
+           'node_desc', 'summarize_cluster', 'choose_level', 'merge_small_clusters', 'repair_partition', 'kmeans_split',
+           'n_clusters', 'build_tree', 'estimate_build']
 
 # %% ../nbs/30_lattice_tree.ipynb #93707453
+MAX_TREE_DEPTH = 100   # deeper trees are rejected on load (built trees have depth ≲ 10; the released ones too)
+
 @dataclass
 class SemanticNode:
     "A node of the semantic tree: an internal node's `desc` summarises its subtree; a leaf is one document (`doc_id`)."
@@ -51,18 +54,31 @@ class SemanticNode:
         return d
 
     @classmethod
-    def from_dict(cls, d:dict, where:str="root", path=None) -> SemanticNode:
-        "The node of `to_dict` (or of a released LATTICE tree); `InputError` naming the bad key path (e.g. `root.child[2].desc`)."
+    def _one(cls, d, where:str, path) -> tuple:
+        "(node without children, its raw child list) of one dict; `InputError` naming the bad key path."
         if not isinstance(d, dict): raise InputError(f"a node must be a JSON object, got {type(d).__name__}", path, field=where)
         for k in ("id", "desc"):
             if k not in d: raise InputError(f"missing '{k}'", path, field=f"{where}.{k}")
         if not isinstance(d["desc"], str): raise InputError("'desc' must be a string", path, field=f"{where}.desc")
         kids = d.get("child") or []
         if not isinstance(kids, list): raise InputError("'child' must be a list or null", path, field=f"{where}.child")
-        children = [cls.from_dict(c, f"{where}.child[{i}]", path) for i, c in enumerate(kids)]
         doc_id = d.get("doc_id")
-        if doc_id is None and not children: doc_id = str(d["id"]).split("] ", 1)[-1].strip()
-        return cls(str(d["id"]), d["desc"], children, None if doc_id is None else str(doc_id), d.get("summary"))
+        if doc_id is None and not kids: doc_id = str(d["id"]).split("] ", 1)[-1].strip()
+        return cls(str(d["id"]), d["desc"], [], None if doc_id is None else str(doc_id), d.get("summary")), kids
+
+    @classmethod
+    def from_dict(cls, d:dict, where:str="root", path=None) -> SemanticNode:
+        "The node of `to_dict` (or of a released LATTICE tree), read without recursion; `InputError` naming the bad key path (e.g. `root.child[2].desc`) or a tree deeper than `MAX_TREE_DEPTH`."
+        root, kids = cls._one(d, where, path)
+        stack = [(root, kids, where, 0)]
+        while stack:
+            node, kids, w, depth = stack.pop()
+            if kids and depth >= MAX_TREE_DEPTH:
+                raise InputError(f"the tree is deeper than {MAX_TREE_DEPTH} levels: not a LATTICE tree (rebuild it with `finrag lattice build`)", path)
+            for i, c in enumerate(kids):
+                n, ck = cls._one(c, f"{w}.child[{i}]", path)
+                node.children.append(n); stack.append((n, ck, f"{w}.child[{i}]", depth + 1))
+        return root
 
     def __repr__(self):
         kind = f"leaf {self.doc_id!r}" if self.is_leaf else f"{len(self.children)} children"
@@ -85,6 +101,7 @@ def tree_stats(root:SemanticNode) -> dict:
 
 # %% ../nbs/30_lattice_tree.ipynb #a21a3789
 TREE_FORMAT = "finrag-lattice-tree"
+TREE_VERSION = 1   # bumped when the file layout changes; other versions are refused on load
 
 @dataclass
 class SemanticTree:
@@ -100,19 +117,24 @@ class SemanticTree:
         p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(p.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": TREE_FORMAT, "version": 1, "stats": self.stats, "root": self.root.to_dict()}, f, ensure_ascii=False)
+            json.dump({"format": TREE_FORMAT, "version": TREE_VERSION, "stats": self.stats, "root": self.root.to_dict()}, f, ensure_ascii=False)
         os.replace(tmp, p)
         return p
 
     @classmethod
     def load(cls, path) -> SemanticTree:
-        "Read a tree file written by `save` (or a bare `{id, desc, child}` dict); `InputError` naming the file and the bad field."
+        "Read a tree file written by `save` (or a bare `{id, desc, child}` dict); `InputError` naming the file, the bad field and the fix (binary, too deep, other format version)."
         p = Path(path)
         if not p.is_file(): raise InputError("tree file not found (build one with `finrag lattice build`)", p)
-        try: d = json.loads(p.read_text(encoding="utf-8"))
+        fix = "rebuild it with `finrag lattice build`"
+        try: d = json.loads(p.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as e: raise InputError(f"not a tree file: not UTF-8 text (byte {e.start}); {fix}", p) from None
         except json.JSONDecodeError as e: raise InputError(f"not valid JSON ({e.msg}, line {e.lineno})", p) from None
+        except RecursionError: raise InputError(f"nested far deeper than a tree ({MAX_TREE_DEPTH} levels at most); {fix}", p) from None
         if isinstance(d, dict) and "root" in d:
             if d.get("format", TREE_FORMAT) != TREE_FORMAT: raise InputError(f"unknown tree format {d.get('format')!r}", p, field="format")
+            if d.get("version", TREE_VERSION) != TREE_VERSION:
+                raise InputError(f"tree format version {d.get('version')!r}, this finrag reads version {TREE_VERSION}: {fix}", p, field="version")
             stats = d.get("stats") or {}
             if not isinstance(stats, dict): raise InputError("'stats' must be an object", p, field="stats")
             return cls(SemanticNode.from_dict(d["root"], "root", p), stats)
@@ -401,13 +423,15 @@ def _partition_schema(n:int, M:int) -> dict:
 
 class _Builder:
     def __init__(self, corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
-                 context_tokens, max_depth, seed, progress):
+                 context_tokens, max_depth, seed, progress, doc_summarizer=None, partition_tokens=None):
         self.ids = list(corpus)
         if not self.ids: raise InputError("the corpus is empty: nothing to build a tree from", field="corpus")
         self.docs = [title_and_text(corpus[i]) for i in self.ids]
         self.strategy, self.summarizer, self.partitioner = strategy, summarizer, partitioner
         self.M, self.max_leaf, self.max_depth = branching, max_leaf_docs, max_depth
         self.ctx = int(context_tokens or get_settings().models.llm_ctx)
+        self.doc_summarizer = doc_summarizer or summarizer
+        self.part_ctx = min(self.ctx, int(partition_tokens)) if partition_tokens else self.ctx   # prompt + answer of one partition call
         self.rng, self.seed, self.progress = np.random.default_rng(seed), seed, progress
         self.t, self.usage = Timings(), _Usage()
         self.counts = {"summary_doc": {}, "summary_cluster": {}, "partition_llm": 0, "partition_fallbacks": 0, "partition_kmeans": 0,
@@ -437,7 +461,7 @@ class _Builder:
             self.ex = ExtractiveSummarizer([f"{t} {x}" for t, x in self.docs])
             corpus = {i: {"title": t, "text": x} for i, (t, x) in zip(self.ids, self.docs)}
             sums, self.counts["summary_doc"] = summarize_documents(
-                corpus, self.llm if self.summarizer == "llm" else None, self.summarizer, self.ex, progress=self.progress, usage=self.usage)
+                corpus, self.llm if self.doc_summarizer == "llm" else None, self.doc_summarizer, self.ex, progress=self.progress, usage=self.usage)
             self.sums = [sums[i] for i in self.ids]
         self.leaves = [SemanticNode(i, _leaf_desc(t, x), doc_id=i, summary=s) for i, (t, x), s in zip(self.ids, self.docs, self.sums)]
         self.bar = tqdm(total=len(self.ids), desc=f"lattice {self.strategy}", disable=not self.progress, leave=False)
@@ -470,7 +494,7 @@ def n_clusters(n:int, M:int, max_leaf_docs:int) -> int:
 
 def _llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
     "Labels over `idx` and per-cluster {'name','summary'} from the LLM (at most `k` clusters), or None (unusable answer)."
-    level, shown = choose_level([self.sums[i] for i in idx], k, self.ctx, self.rng)
+    level, shown = choose_level([self.sums[i] for i in idx], k, self.part_ctx, self.rng)
     lines = [self.sums[idx[j]][level] for j in shown]
     r = _ask(self.llm, _partition_messages(lines, k, level), _partition_schema(len(shown), k), self.usage,
              _partition_budget(len(shown), k))
@@ -487,6 +511,7 @@ def _split(self:_Builder, idx:list) -> tuple[np.ndarray, list]:
     "Split documents `idx` into ≥ 2 clusters: (labels, per-cluster meta or None)."
     k = n_clusters(len(idx), self.M, self.max_leaf)
     if self.partitioner == "llm":
+        self.bar.set_postfix_str(f"LLM partition of {len(idx)} docs (call {self.usage.calls + 1})", refresh=True)
         out = _llm_split(self, idx, k)
         if out is not None: self.counts["partition_llm"] += 1; return out
         self.counts["partition_fallbacks"] += 1
@@ -560,7 +585,8 @@ def _assign_ids(root:SemanticNode):
 
 def _deviations(b:_Builder) -> list[str]:
     c, out = b.counts, []
-    if b.summarizer == "extractive": out.append("summarizer=extractive: document and cluster summaries are extractive (TF-IDF terms, title, first sentence), not LLM-written")
+    if b.summarizer == "extractive" and b.doc_summarizer == "extractive": out.append("summarizer=extractive: document and cluster summaries are extractive (TF-IDF terms, title, first sentence), not LLM-written")
+    elif b.doc_summarizer == "extractive": out.append("doc_summarizer=extractive: document (leaf) summaries are extractive (TF-IDF terms, title, first sentence); internal-node summaries are LLM-written")
     elif c["summary_doc"].get("extractive") or c["summary_cluster"].get("extractive"):
         out.append("some LLM summaries were unusable and replaced by extractive ones (summary_fallbacks)")
     if b.strategy != "bottom-up" and b.partitioner == "kmeans": out.append("partitioner=kmeans: top-down splits by k-means on embeddings, not by the LLM")
@@ -583,17 +609,20 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
                context_tokens:int|None=None,# the LLM's context window for one prompt; None = `[models] llm_ctx`
                max_depth:int=8,             # no split below this depth (the node keeps all its documents as leaves)
                seed:int=0,                  # k-means, sampling of shown items
-               progress:bool=True           # tqdm progress bars
+               progress:bool=True,          # tqdm progress bars
+               doc_summarizer:str|None=None,# document (leaf) summaries: 'llm' | 'extractive'; None = `summarizer`
+               partition_tokens:int|None=None # prompt + answer tokens of one LLM partition call (fewer, coarser items); None = the context
               ) -> SemanticTree:
     "Build the LATTICE semantic tree over the corpus; `InputError` on bad options or an empty corpus, `LLMError` if the LLM server fails."
     if strategy not in STRATEGIES: raise InputError(f"strategy must be one of {STRATEGIES}, got {strategy!r}", field="strategy")
     if summarizer not in ("llm", "extractive"): raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
+    if doc_summarizer not in (None, "llm", "extractive"): raise InputError(f"doc_summarizer must be 'llm' or 'extractive', got {doc_summarizer!r}", field="doc_summarizer")
     if partitioner not in ("llm", "kmeans"): raise InputError(f"partitioner must be 'llm' or 'kmeans', got {partitioner!r}", field="partitioner")
     if branching < 2 or max_leaf_docs < 1: raise InputError("branching must be ≥ 2 and max_leaf_docs ≥ 1", field="branching")
     corpus = data.corpus if isinstance(data, BeirDataset) else data
     if not isinstance(corpus, dict): raise InputError(f"expected a BeirDataset or a corpus dict, got {type(data).__name__}", field="data")
     b = _Builder(corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
-                 context_tokens, max_depth, seed, progress)
+                 context_tokens, max_depth, seed, progress, doc_summarizer, partition_tokens)
     b.prepare()
     try:
         with b.t("build"):
@@ -601,11 +630,11 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     finally: b.bar.close()
     _assign_ids(root)
     c = b.counts
-    uses_llm = summarizer == "llm" or (strategy != "bottom-up" and partitioner == "llm")
+    uses_llm = summarizer == "llm" or b.doc_summarizer == "llm" or (strategy != "bottom-up" and partitioner == "llm")
     model = getattr(b._llm, "model", None) if uses_llm else None
-    stats = {"strategy": strategy, "summarizer": summarizer, "partitioner": partitioner if strategy != "bottom-up" else None,
+    stats = {"strategy": strategy, "summarizer": summarizer, "doc_summarizer": b.doc_summarizer, "partitioner": partitioner if strategy != "bottom-up" else None,
              "model": model, "embedder": getattr(b._embedder, "model_id", None) if b._embedder is not None else "precomputed",
-             "branching_target": branching, "max_leaf_docs": max_leaf_docs, "context_tokens": b.ctx, "seed": seed,
+             "branching_target": branching, "max_leaf_docs": max_leaf_docs, "context_tokens": b.ctx, "partition_tokens": b.part_ctx, "seed": seed,
              "n_docs": len(b.ids), **tree_stats(root), "llm": b.usage.as_dict(),
              "seconds": {k: round(v, 3) for k, v in b.t.items()} | {"total": round(b.t.total, 3)},
              "summaries": {"documents": c["summary_doc"], "clusters": c["summary_cluster"]},
@@ -614,3 +643,43 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
                                   "duplicates_dropped", "ids_dropped", "clusters_merged")},
              "deviations": _deviations(b)}
     return SemanticTree(root, stats)
+
+# %% ../nbs/30_lattice_tree.ipynb #647fee16
+LLM_SPEEDS = {"qwen2.5-coder-1.5b": (28.0, 10.0), "qwen2.5-coder-0.5b": (60.0, 20.0), "smollm2-135m-instruct": (300.0, 40.0)}
+DEFAULT_SPEED = (25.0, 8.0)   # (prompt, decode) tokens/s assumed for an unknown model
+
+def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or str)
+                   strategy:str="top-down", summarizer:str="llm", partitioner:str="llm",
+                   branching:int=10, max_leaf_docs:int=10,
+                   doc_summarizer:str|None=None,
+                   context_tokens:int|None=None, partition_tokens:int|None=None,
+                   model:str|None=None,         # a key of `LLM_SPEEDS` (None: `DEFAULT_SPEED`)
+                   speed:tuple|None=None        # (prompt, decode) tokens/s; overrides `model`
+                  ) -> dict:
+    "Up-front estimate of `build_tree`'s LLM cost: {'calls', 'prompt_tokens', 'completion_tokens', 'seconds', 'speed'} (a model, see above)."
+    n, M = len(corpus), max(2, branching)
+    ctx = int(context_tokens or get_settings().models.llm_ctx)
+    part_ctx = min(ctx, int(partition_tokens)) if partition_tokens else ctx
+    calls = pt = ct = 0.0
+    if (doc_summarizer or summarizer) == "llm":
+        chars = sum(min(len(" ".join(title_and_text(d))), 1500) for d in corpus.values())
+        calls += n; pt += chars / CHARS_PER_TOKEN + 90 * n; ct += 60 * n
+    if n > max_leaf_docs:
+        leaf_parents = math.ceil(n / (0.7 * max_leaf_docs))
+        above = max(1, math.ceil((leaf_parents - 1) / (M - 1)))
+        llm_parts = strategy != "bottom-up" and partitioner == "llm"
+        if llm_parts:
+            level, size = 0, n
+            while size > max_leaf_docs and level < 8:        # one level of splits at a time: M**level nodes of `size` docs
+                nodes = min(M ** level, above)
+                shown = min(size, max(2 * M, (part_ctx - 250 - 80 * M) // 31))
+                calls += nodes; pt += nodes * (250 + 26 * shown); ct += nodes * (5 * shown + 80 * M)
+                level, size = level + 1, size / M
+        if summarizer == "llm":
+            n_sum = 1 if llm_parts else above + leaf_parents
+            calls += n_sum; pt += n_sum * (120 + 20 * M); ct += 60 * n_sum
+    elif summarizer == "llm":
+        calls += 1; pt += 120 + 20 * n; ct += 60
+    sp = tuple(speed) if speed else LLM_SPEEDS.get(model, DEFAULT_SPEED)
+    return {"calls": int(calls), "prompt_tokens": int(pt), "completion_tokens": int(ct),
+            "seconds": round(pt / sp[0] + ct / sp[1], 1), "speed": sp, "model": model}
