@@ -71,6 +71,7 @@ def stage(dst: Path) -> list:
     if dst.exists(): shutil.rmtree(dst)
     dst.mkdir(parents=True)
     shutil.copy(ROOT / "README.md", dst / "index.md")
+    shutil.copy(ROOT / "LICENSE", dst / "LICENSE")
     for d in ("figures", "results"):
         if (ROOT / d).is_dir(): shutil.copytree(ROOT / d, dst / d)
     docs = sorted((ROOT / "docs").glob("*.md"), key=lambda p: (DOC_ORDER.index(p.stem) if p.stem in DOC_ORDER else 99, p.stem))

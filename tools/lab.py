@@ -26,6 +26,7 @@ def main(argv: list[str]) -> None:
     env = register_kernel()
     cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={ROOT}",
            "--LabApp.default_url=/lab/tree/nbs", *argv]
+    if hasattr(os, "geteuid") and os.geteuid() == 0: cmd.append("--allow-root")   # containers and CI run as root
     os.execvpe(cmd[0], cmd, env)
 
 
