@@ -14,10 +14,12 @@ from .config import get_settings
 from .lattice_tree import SemanticNode, SemanticTree, CHARS_PER_TOKEN, llm_call_failure
 
 # %% auto #0
-__all__ = ['MASKED_DESC', 'PATH_FLOOR', 'RELEVANCE_DEFINITIONS', 'SCORERS', 'NO_EXCLUSION', 'TreeIndex', 'path_relevance',
-           'leaf_score', 'gmm_threshold', 'sample_calibration_leaves', 'CalibModel', 'SlateScores', 'fit_descriptions',
-           'traversal_messages', 'traversal_schema', 'parse_slate_scores', 'LLMScorer', 'EmbeddingScorer',
-           'LatticeSearch', 'LatticeRetriever', 'lattice_retriever', 'BrightDataset', 'load_bright']
+__all__ = ['MASKED_DESC', 'PATH_FLOOR', 'RELEVANCE_DEFINITIONS', 'POINTWISE_INSTRUCTIONS', 'SCORERS', 'DEFAULT_LLM_SCORER',
+           'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score', 'gmm_threshold',
+           'sample_calibration_leaves', 'CalibModel', 'SlateScores', 'fit_descriptions', 'traversal_messages',
+           'traversal_schema', 'parse_slate_scores', 'LLMScorer', 'slate_descriptions', 'PointwiseScorer',
+           'EmbeddingScorer', 'LatticeSearch', 'LatticeRetriever', 'LatticeFusion', 'lattice_retriever',
+           'lattice_plus_retriever']
 
 # %% ../nbs/31_lattice_search.ipynb #53ca6d04
 MASKED_DESC = "No Description."
@@ -268,8 +270,8 @@ def parse_slate_scores(data,            # the parsed JSON answer (None when it d
 
 # %% ../nbs/31_lattice_search.ipynb #3151c2bd
 class LLMScorer:
-    "Scores a slate with one schema-constrained LLM call (the paper's scorer)."
-    name = "llm"
+    "Scores a slate with one schema-constrained LLM call: the paper's listwise scorer (`scorer='listwise'`)."
+    name = "listwise"
     def __init__(self,
                  llm=None,                    # `.json(messages, schema, **kw) -> LLMResponse`; None = `finrag.llm.get_llm()`
                  relevance:str="default",     # a key of `RELEVANCE_DEFINITIONS` or the definition itself
@@ -306,6 +308,75 @@ class LLMScorer:
         return SlateScores(scores, reasoning if isinstance(reasoning, str) else "", failed=all(s is None for s in scores),
                            recovered=rec, invalid=bad, calls=1, cache_hits=int(bool(r.cached)),
                            prompt_tokens=int(r.prompt_tokens or 0), completion_tokens=int(r.completion_tokens or 0))
+
+# %% ../nbs/31_lattice_search.ipynb #79813268
+def slate_descriptions(nodes:list,        # `SemanticNode`s of a slate (None = a masked item)
+                       budget_tokens:int|None, # total tokens of the slate's descriptions; None = each node's `desc`
+                       min_chars:int=60   # no document is cut below this
+                      ) -> list[str]:
+    "The texts a slate shows: internal nodes at the most detailed summary level whose total fits, documents cut to the rest (see above)."
+    if budget_tokens is None: return [MASKED_DESC if n is None else n.desc for n in nodes]
+    budget = int(budget_tokens * CHARS_PER_TOKEN)
+    inner = [j for j, n in enumerate(nodes) if n is not None and not n.is_leaf and n.summary]
+    levels = [lambda s: f"{s['topic']}: {s['sentence']}", lambda s: f"{s['topic']}: {s['short']}", lambda s: s["topic"]]
+    out = [MASKED_DESC if n is None else n.desc for n in nodes]
+    for lv in levels:
+        texts = {j: lv(nodes[j].summary) for j in inner}
+        if sum(map(len, texts.values())) <= budget * len(inner) / max(1, len(nodes)): break
+    for j, t in texts.items(): out[j] = t
+    rest = [j for j, n in enumerate(nodes) if n is not None and j not in texts]
+    left = budget - sum(len(out[j]) for j in texts) - len(MASKED_DESC) * sum(n is None for n in nodes)
+    for j, t in zip(rest, fit_descriptions([out[j] for j in rest], max(left, min_chars * len(rest)), min_chars)): out[j] = t
+    return out
+
+# %% ../nbs/31_lattice_search.ipynb #0f006335
+POINTWISE_INSTRUCTIONS = {
+    True: "Judge whether the document is relevant to the query. {relevance}",
+    False: ("The document describes one topic of a document collection. Judge whether documents relevant to the query are "
+            "likely to be found under this topic. {relevance}")}
+
+class PointwiseScorer:
+    "Scores a slate item by item: P(yes) of a yes/no relevance question from the first answer token's log-probabilities (see above)."
+    name = "pointwise"
+    def __init__(self,
+                 llm=None,                # a `finrag.llm.LLMClient` (`.chat(..., logprobs=n)`); None = `finrag.llm.get_llm()`
+                 relevance:str="default", # a key of `RELEVANCE_DEFINITIONS` or the definition itself
+                 slate_tokens:int|None=1600, # description budget of one slate (`slate_descriptions`); None = full descriptions
+                 top_logprobs:int=20):
+        self._llm, self.top_logprobs, self.slate_tokens = llm, top_logprobs, slate_tokens
+        self.relevance = RELEVANCE_DEFINITIONS.get(relevance, relevance)
+        self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
+
+    @property
+    def llm(self):
+        if self._llm is None:
+            from finrag.llm import get_llm
+            self._llm = get_llm()
+        return self._llm
+
+    def messages(self, query:str, desc:str, leaf:bool) -> list[dict]:
+        "The chat messages for one item (`finrag.llm.relevance_messages`): system, instruction and query first (shared by the slate), the item last."
+        from finrag.llm import relevance_messages
+        q, d = re.sub(r"\s+", " ", query).strip(), re.sub(r"\s+", " ", desc).strip()
+        return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance), max_doc_tokens=100_000)
+
+    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
+        from finrag.llm import yes_probability
+        out = SlateScores([])
+        for d in descs:
+            out.calls += 1
+            try: r = self.llm.chat(self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs)
+            except LLMError as e:
+                if llm_call_failure(e) is None: raise
+                out.scores.append(None); out.invalid += 1; continue
+            lp = r.logprobs or []
+            top = [(str(t), float(l)) for t, l in lp[0][2]] if lp and len(lp[0]) > 2 else []
+            p, how = yes_probability(top, r.text)
+            self.counts[how] += 1
+            out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
+            out.cache_hits += int(bool(r.cached)); out.prompt_tokens += int(r.prompt_tokens or 0); out.completion_tokens += int(r.completion_tokens or 0)
+        out.failed = bool(descs) and all(s is None for s in out.scores)
+        return out
 
 # %% ../nbs/31_lattice_search.ipynb #108366a4
 class EmbeddingScorer:
@@ -359,6 +430,12 @@ class LatticeSearch:
 
     def desc(self, i:int) -> str: return MASKED_DESC if self.masked[i] else self.ix.nodes[i].desc
 
+    def describe(self, items:list) -> list[str]:
+        "The slate's texts: sized by the scorer's `slate_tokens` (`slate_descriptions`) when it has one, else each node's `desc`."
+        budget = getattr(self.scorer, "slate_tokens", None)
+        if budget is None: return [self.desc(i) for i in items]
+        return slate_descriptions([None if self.masked[i] else self.ix.nodes[i] for i in items], budget)
+
     def reference_leaves(self) -> list[int]:
         "Already-scored, unmasked leaves for a leaf slate: all (best first) or a GMM-weighted sample of `num_leaf_calib`."
         cand = np.flatnonzero(self.scored & self.leaf & ~self.masked)
@@ -392,7 +469,7 @@ def _step(self:LatticeSearch) -> bool:
     for b in self.beam:
         if not self.ix.children[b]: self.expanded[b] = True; continue      # a tree that is a single leaf
         items, leafy = self.slate(b, leaf_refs)
-        with self.t("score"): res = self.scorer(self.query, [self.desc(i) for i in items], leafy)
+        with self.t("score"): res = self.scorer(self.query, self.describe(items), leafy)
         for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"): self.counts[k] += getattr(res, k)
         self.counts["recovered_slates"] += res.recovered; self.counts["invalid_entries"] += res.invalid
         self.slates.append({"node": b, "items": items, "scores": list(res.scores), "failed": res.failed})
@@ -442,15 +519,17 @@ def _stats(self:LatticeSearch) -> dict:
 LatticeSearch.step, LatticeSearch.run, LatticeSearch.ranking, LatticeSearch.stats = _step, _run, _ranking, _stats
 
 # %% ../nbs/31_lattice_search.ipynb #46944f3d
-SCORERS = ("llm", "embedding")
+SCORERS = ("pointwise", "listwise", "embedding")   # 'llm' = DEFAULT_LLM_SCORER
+DEFAULT_LLM_SCORER = "pointwise"   # measured on SciFact dev queries with the packaged Qwen tiers (nbs/experiments/p3_lattice)
+QUERY_TOKEN_BUDGET = {"pointwise": 6000}   # default prompt tokens per query (≈ 60 s on the 0.5B, 1 thread); others: no limit
 
 class LatticeRetriever:
     "LATTICE search over a semantic tree as a retriever: `search(queries, k, excluded) -> run`; per-query cost in `query_stats`."
     name = "lattice"
     def __init__(self,
                  tree,                          # a `SemanticTree`, or the path of its JSON file
-                 llm=None,                      # LLM client for scorer='llm'; None = `finrag.llm.get_llm()`
-                 scorer="llm",                  # 'llm' | 'embedding' (a deviation) | any (query, descs, leaf) -> SlateScores callable
+                 llm=None,                      # LLM client for the LLM scorers; None = `finrag.llm.get_llm()`
+                 scorer="llm",                  # 'pointwise' | 'listwise' (the paper's) | 'llm' (= DEFAULT_LLM_SCORER) | 'embedding' (a deviation) | a (query, descs, leaf) -> SlateScores callable
                  *,
                  beam:int|None=None, iterations:int|None=None, alpha:float|None=None,  # None = settings.ini [lattice]
                  num_leaf_calib:int|None=None, pl_tau:float|None=None,
@@ -458,9 +537,9 @@ class LatticeRetriever:
                  calibration:bool=True,         # False: the "no score calibration" ablation
                  path_relevance:bool=True,      # False: α = 1, the "no path relevance" ablation
                  relevance:str="default",       # relevance definition (a key of RELEVANCE_DEFINITIONS or text), LLM scorer
-                 reasoning:bool=True,           # LLM scorer: ask for reasoning first
+                 reasoning:bool=True,           # listwise scorer: ask for reasoning first
                  embedder=None,                 # for scorer='embedding'
-                 token_budget:int|None=None,    # prompt tokens per query; the search stops once they are spent (None: no limit)
+                 token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = QUERY_TOKEN_BUDGET of the scorer (else no limit), 0 = no limit
                  seed:int=42, progress:bool=True, **scorer_kw):
         lat = get_settings().lattice
         self.tree = tree if isinstance(tree, SemanticTree) else SemanticTree.load(tree)
@@ -469,11 +548,15 @@ class LatticeRetriever:
         self.alpha = 1.0 if not path_relevance else float(lat.path_alpha if alpha is None else alpha)
         self.num_leaf_calib = int(lat.num_leaf_calib if num_leaf_calib is None else num_leaf_calib)
         self.pl_tau, self.lambda_mse = float(lat.pl_tau if pl_tau is None else pl_tau), lambda_mse
-        self.calibration, self.seed, self.progress, self.token_budget = calibration, seed, progress, token_budget
-        if scorer == "llm": self.scorer = LLMScorer(llm, relevance, reasoning, **scorer_kw)
-        elif scorer == "embedding": self.scorer = EmbeddingScorer(embedder, count_tokens=token_budget is not None)
+        self.calibration, self.seed, self.progress = calibration, seed, progress
+        scorer = DEFAULT_LLM_SCORER if scorer == "llm" else scorer
+        if scorer == "listwise": self.scorer = LLMScorer(llm, relevance, reasoning, **scorer_kw)
+        elif scorer == "pointwise": self.scorer = PointwiseScorer(llm, relevance, **scorer_kw)
+        elif scorer == "embedding": self.scorer = EmbeddingScorer(embedder, count_tokens=bool(token_budget))
         elif callable(scorer): self.scorer = scorer
-        else: raise InputError(f"scorer must be one of {SCORERS} or a callable, got {scorer!r}", field="scorer")
+        else: raise InputError(f"scorer must be one of {SCORERS}, 'llm' or a callable, got {scorer!r}", field="scorer")
+        if token_budget is None: token_budget = QUERY_TOKEN_BUDGET.get(getattr(self.scorer, "name", None))
+        self.token_budget = token_budget or None
         self.query_stats, self.searches = {}, {}
 
     @property
@@ -481,10 +564,11 @@ class LatticeRetriever:
         "The traversal settings and the deviations from the paper in words."
         dev = []
         sname = getattr(self.scorer, "name", type(self.scorer).__name__)
-        if sname != "llm": dev.append(f"scorer={sname}: nodes are scored without an LLM")
+        if sname not in ("listwise", "pointwise"): dev.append(f"scorer={sname}: nodes are scored without an LLM")
+        if sname == "pointwise": dev.append("scorer=pointwise: one P(yes) call per slate item instead of the paper's one listwise call per slate")
         if not self.calibration: dev.append("calibration off (ablation: no reference nodes, no latent score model)")
         if self.alpha == 1.0: dev.append("path relevance off (ablation: α = 1 in the code's convention)")
-        if sname == "llm": dev.append("no prompt watermark: LLM answers are cached and deterministic")
+        if sname in ("listwise", "pointwise"): dev.append("no prompt watermark: LLM answers are cached and deterministic")
         return {"scorer": sname, "beam": self.beam, "iterations": self.iterations, "alpha": self.alpha, "num_leaf_calib": self.num_leaf_calib,
                 "pl_tau": self.pl_tau, "lambda_mse": self.lambda_mse, "calibration": self.calibration, "token_budget": self.token_budget,
                 "seed": self.seed, "deviations": dev}
@@ -512,6 +596,39 @@ class LatticeRetriever:
 
     def __repr__(self): return f"LatticeRetriever({self.tree!r}, scorer={self.config['scorer']}, beam={self.beam}, iterations={self.iterations})"
 
+# %% ../nbs/31_lattice_search.ipynb #f1e9dde6
+from .retrieval import HybridRetriever
+
+class LatticeFusion(HybridRetriever):
+    "LATTICE++: RRF of a `LatticeRetriever`'s leaf ranking with cheap retrievers (default BM25 + dense); LLM cost in `query_stats`."
+    name = "lattice++"
+    def __init__(self,
+                 lattice:LatticeRetriever,
+                 others:list,              # cheap retrievers (`Retriever` protocol), e.g. [BM25Retriever, DenseRetriever]
+                 k:float=60,               # RRF constant
+                 depth:int|None=None):     # each run's depth; None = max(k_search, 100)
+        super().__init__([lattice, *others], k, depth)
+        self.lattice, self.runs = lattice, {}
+
+    @classmethod
+    def from_corpus(cls, lattice:LatticeRetriever, corpus:dict, embedder=None, k:float=60) -> LatticeFusion:
+        "LATTICE++ with BM25 and dense retrieval over `corpus`."
+        from finrag.retrieval import BM25Retriever, DenseRetriever
+        return cls(lattice, [BM25Retriever(corpus), DenseRetriever(corpus, embedder)], k)
+
+    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
+        "The fused run, best `k` per query; the component runs in `.runs` (by retriever name)."
+        from finrag.retrieval import rrf
+        depth = self.depth or max(k, 100)
+        self.runs = {getattr(r, "name", str(j)): r.search(queries, k=depth, excluded=excluded) for j, r in enumerate(self.retrievers)}
+        fused = rrf(list(self.runs.values()), self.rrf_k)
+        return {q: dict(list(fused.get(q, {}).items())[:k]) for q in queries}
+
+    @property
+    def query_stats(self) -> dict: return self.lattice.query_stats
+    @property
+    def config(self) -> dict: return {**self.lattice.config, "fusion": f"rrf(k={self.rrf_k})", "with": [r.name for r in self.retrievers[1:]]}
+
 # %% ../nbs/31_lattice_search.ipynb #a06cfeed
 def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})
                       tree=None,     # a `SemanticTree` or the path of its JSON file (`finrag lattice build`)
@@ -534,83 +651,15 @@ def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"t
 from .retrieval import register_method
 register_method("lattice", lattice_retriever, preretrieval=None, batch=1, doc="LATTICE search over a tree (--tree)")
 
-# %% ../nbs/31_lattice_search.ipynb #275f1b58
-from .data import BeirDataset, iter_json_records
-from .core import LoadReport
+# %% ../nbs/31_lattice_search.ipynb #4ca20e85
+def lattice_plus_retriever(corpus:dict, tree=None, scorer="llm",
+                           rrf_k:float=60,   # RRF constant of the fusion
+                           embedder=None,    # the dense retriever's embedder; None = `get_embedder()`
+                           **kw) -> LatticeFusion:
+    "LATTICE++ (`LatticeFusion`) over `tree`, checked against `corpus` like `lattice_retriever`; its `notes` are LATTICE's."
+    lat = lattice_retriever(corpus, tree, scorer, **kw)
+    f = LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k)
+    f.notes = lat.notes
+    return f
 
-@dataclass(repr=False)
-class BrightDataset(BeirDataset):
-    "A BRIGHT domain: a `BeirDataset` plus `excluded` = {query id: set of doc ids masked at query time}."
-    excluded: dict = field(default_factory=dict)
-
-    def __repr__(self):
-        return super().__repr__()[:-1] + f", {sum(map(len, self.excluded.values())):,} excluded ids for {len(self.excluded):,} queries)"
-
-def _read_maybe_gz(path:Path) -> str:
-    import gzip
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b": raw = gzip.decompress(raw)
-    try: return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e: raise InputError(f"not UTF-8 text ({e.reason} at byte {e.start})", path) from None
-
-def _bright_documents(path:Path, report:LoadReport, long:bool) -> dict:
-    if path.suffix == ".parquet":
-        import pandas as pd
-        try: recs = pd.read_parquet(path).to_dict("records")
-        except Exception as e: raise InputError(f"cannot read parquet ({type(e).__name__}: {e})", path) from None
-        rows = [(i, r) for i, r in enumerate(recs, 1)]; report.n_rows += len(rows)
-    else: rows = iter_json_records(path, report, text=_read_maybe_gz(path))
-    corpus = {}
-    for i, r in rows:
-        did, content = r.get("id"), r.get("content")
-        if did is None or not isinstance(content, str):
-            report.skip(InputError("a document needs 'id' and a string 'content'", path, i, "id" if did is None else "content")); continue
-        corpus[str(did)] = {"title": "", "text": content}
-    report.n_ok = len(corpus)
-    return corpus
-
-NO_EXCLUSION = {"N/A", ""}
-
-def load_bright(examples,             # BRIGHT examples: .jsonl(.gz)/.json rows {id, query, gold_ids, excluded_ids, ...}
-                documents=None,       # BRIGHT documents: .jsonl(.gz)/.json/.parquet rows {id, content}; None = no corpus
-                exclude_txt=None,     # an Anserini exclude file (`qid docid` per line), merged into `excluded`
-                long:bool=False,      # use `gold_ids_long` (the long-document setting) instead of `gold_ids`
-                name:str|None=None    # dataset name (default: from the examples' file name)
-               ) -> BrightDataset:
-    "Read a BRIGHT domain; `InputError` (file, row, field) on a missing file or a row without id/query; bad rows are skipped and listed in `.report`."
-    ex_path = Path(examples)
-    if not ex_path.is_file(): raise InputError("BRIGHT examples file not found", ex_path)
-    report = LoadReport(str(ex_path))
-    gold_key = "gold_ids_long" if long else "gold_ids"
-    queries, qrels, excluded = {}, {}, {}
-    for i, r in iter_json_records(ex_path, report, text=_read_maybe_gz(ex_path)):
-        qid, q = r.get("id"), r.get("query")
-        if qid is None or not isinstance(q, str) or not q.strip():
-            report.skip(InputError("a row needs 'id' and a non-empty 'query'", ex_path, i, "id" if qid is None else "query")); continue
-        gold, exc = r.get(gold_key) or [], r.get("excluded_ids") or []
-        if not isinstance(gold, list) or not isinstance(exc, list):
-            report.skip(InputError(f"'{gold_key}' and 'excluded_ids' must be lists", ex_path, i, gold_key)); continue
-        qid = str(qid); queries[qid] = q
-        qrels[qid] = {str(g): 1 for g in gold}
-        ex = {str(e) for e in exc} - NO_EXCLUSION
-        if ex: excluded[qid] = ex
-    report.n_ok = len(queries)
-    if exclude_txt is not None:
-        p = Path(exclude_txt)
-        if not p.is_file(): raise InputError("exclude file not found", p)
-        for j, line in enumerate(_read_maybe_gz(p).splitlines(), 1):
-            parts = line.split()
-            if not parts: continue
-            if len(parts) < 2: raise InputError("expected 'query-id doc-id'", p, j)
-            excluded.setdefault(parts[0], set()).add(parts[-1])
-    corpus = {}
-    if documents is not None:
-        dp = Path(documents)
-        if not dp.is_file(): raise InputError("BRIGHT documents file not found", dp)
-        corpus = _bright_documents(dp, LoadReport(str(dp)), long)
-        for q in qrels:
-            kept = {d: v for d, v in qrels[q].items() if d in corpus}
-            report.n_filtered += len(qrels[q]) - len(kept); qrels[q] = kept
-    qrels = {q: v for q, v in qrels.items() if v}
-    nm = name or re.sub(r"(\.jsonl|\.json)?(\.gz)?$", "", ex_path.name)
-    return BrightDataset(nm, corpus, queries, qrels, report, excluded)
+register_method("lattice++", lattice_plus_retriever, preretrieval=None, batch=1, doc="LATTICE++: RRF of LATTICE with BM25 and dense (--tree)")
