@@ -76,12 +76,15 @@ def ids_digest(ids) -> str:
 
 def _test_hook(stage:str):
     """Crash-test hook: when `FINRAG_INGEST_HOOK` names `stage`, kill this process with SIGKILL there (`stage`), or
-    sleep N seconds there (`stage:sleep=N`). Used by tests/test_store.py to interrupt a real ingest; no-op otherwise."""
+    hold it there until file F exists (`stage:wait=F`; `F.reached` is created on arrival). Used by
+    tests/test_store.py to interrupt or pause a real ingest; a no-op otherwise."""
     spec = os.environ.get("FINRAG_INGEST_HOOK", "")
     for part in filter(None, spec.split(",")):
         name, _, act = part.partition(":")
         if name != stage: continue
-        if act.startswith("sleep="): time.sleep(float(act[6:]))
+        if act.startswith("wait="):
+            Path(act[5:] + ".reached").touch()
+            while not Path(act[5:]).exists(): time.sleep(0.1)
         else: os.kill(os.getpid(), signal.SIGKILL)
 
 # %% ../nbs/11_ingest.ipynb #86f2b347
