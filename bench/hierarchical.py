@@ -37,18 +37,12 @@ def main():
     torch.set_num_threads(a.threads)
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
     from finrag.core import project_root
-    from finrag.data import financebench_to_beir, tatqa_to_beir
+    from finrag.data import load_dev
     from finrag.preretrieval import preprocess_dataset
-    from finrag.hierarchical import finqa_to_beir, make_scorer, HierarchicalRetriever, DEFAULT_PRERETRIEVAL
+    from finrag.hierarchical import make_scorer, HierarchicalRetriever, DEFAULT_PRERETRIEVAL
     from finrag.models import get_embedder
     from finrag.retrieval import doc_text
-    data = Path(a.data) if a.data else project_root().parent/"shared/data"
-    fr = data/"financerag_icaif24/data"
-    sets = {"financebench": lambda: financebench_to_beir(data/"financebench/data/financebench_open_source.jsonl",
-                                                         fr/"corpus/financebench_corpus.jsonl/corpus.jsonl",
-                                                         queries_jsonl=fr/"queries/financebench_queries.jsonl/queries.jsonl"),
-            "finqa": lambda: finqa_to_beir(data/"finqa_test_subset100/finqa_test.json"),
-            "tatqa": lambda: tatqa_to_beir(data/"tatqa/dataset_raw/tatqa_dataset_dev.json")}
+    sets = {n: (lambda n=n: load_dev(n, a.data)) for n in ("financebench", "finqa", "tatqa")}   # finrag.data.DATASETS
     emb = get_embedder(); emb.encode(["warm-up"])
     print(f"torch threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.2f} (2 cores, shared)", flush=True)
     out = {"threads": a.threads, "loadavg_start": os.getloadavg(), "datasets": {}}

@@ -19,27 +19,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from finrag.core import project_root
-from finrag.data import scifact_to_beir, BeirDataset
-
-SCIFACT = project_root().parent / "shared/data/beir_scifact/data"
+from finrag.data import load_dev, BeirDataset
 
 
-def scifact_slice(path, n_docs, slice_queries, seed=0) -> BeirDataset:
+def scifact_slice(root, n_docs, slice_queries, seed=0) -> BeirDataset:
     "The experiment's slice: gold abstracts of the first judged train queries + seeded random distractors."
-    p = Path(path)
-    ds = scifact_to_beir(p/"scifact.zip", p/"scifact"/"queries_all_1109_reformatted.jsonl", p/"scifact"/"qrels"/"train.tsv")
-    sq = [q for q, rel in ds.qrels.items() if any(g > 0 for g in rel.values())][:slice_queries]
-    gold = list(dict.fromkeys(d for q in sq for d in ds.qrels[q] if d in ds.corpus))
-    rest = [d for d in ds.corpus if d not in set(gold)]
-    keep = set(gold) | set(random.Random(seed).sample(rest, max(0, min(len(rest), n_docs - len(gold)))))
-    return BeirDataset(f"{ds.name}-slice{len(keep)}", {d: ds.corpus[d] for d in ds.corpus if d in keep},
-                       {q: ds.queries[q] for q in sq}, {q: ds.qrels[q] for q in sq})
+    ds = load_dev("scifact", root)
+    sl = ds.sample(n_queries=slice_queries).sample(n_docs=n_docs, seed=seed)
+    sl.name = f"{ds.name}-slice{len(sl.corpus)}"
+    return sl
 
 
 def build(args):
     from finrag.llm import LLMClient
     from finrag.lattice_tree import build_tree, estimate_build
-    sl = scifact_slice(args.scifact, args.docs, args.slice_queries)
+    sl = scifact_slice(args.data_root, args.docs, args.slice_queries)
     llm = LLMClient(timeout=args.timeout)   # FINRAG_LLM_BASE_URL / FINRAG_LLM_MODEL, else the local tier
     kw = dict(strategy=args.strategy, summarizer="llm", doc_summarizer=args.doc_summarizer, partitioner="llm",
               branching=args.branching, max_leaf_docs=args.branching, partition_tokens=args.partition_tokens)
@@ -62,7 +56,7 @@ def build(args):
 
 def search(args):
     from finrag.lattice_search import LatticeRetriever
-    sl = scifact_slice(args.scifact, args.docs, args.slice_queries)
+    sl = scifact_slice(args.data_root, args.docs, args.slice_queries)
     r = LatticeRetriever(args.tree, scorer=args.scorer, relevance="scifact", progress=False,
                          **({"token_budget": args.budget} if args.budget is not None else {}))
     print(f"LATTICE search: {r!r}, budget {r.token_budget} prompt tokens/query, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
@@ -82,7 +76,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("build", "search"):
         p = sub.add_parser(name)
-        p.add_argument("--scifact", default=str(SCIFACT)); p.add_argument("--docs", type=int, default=1000)
+        p.add_argument("--data-root", default=None, help="data root holding beir_scifact/ (default: ../shared/data)"); p.add_argument("--docs", type=int, default=1000)
         p.add_argument("--slice-queries", type=int, default=100)
         if name == "build":
             p.add_argument("--out", required=True); p.add_argument("--strategy", default="top-down")

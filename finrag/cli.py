@@ -12,10 +12,9 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'BEIR_SOURCES', 'main',
-           'enrich', 'ingest', 'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions',
-           'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'build_summary', 'lattice_build', 'to_beir',
-           'data_beir']
+__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'main', 'enrich', 'ingest',
+           'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag',
+           'run_retrieval_eval', 'eval_retrieval_cmd', 'build_summary', 'lattice_build', 'to_beir', 'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -353,45 +352,24 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
 data_app = typer.Typer(no_args_is_help=True, help="Convert the development datasets to BEIR folders.")
 app.add_typer(data_app, name="data")
 
-# dataset -> (files relative to the data root, split of the written qrels)
-BEIR_SOURCES = {
-    "tatqa": (["tatqa/dataset_raw/tatqa_dataset_dev.json"], "test"),
-    "financebench": (["financebench/data/financebench_open_source.jsonl",
-                      "financerag_icaif24/data/corpus/financebench_corpus.jsonl/corpus.jsonl",
-                      "financerag_icaif24/data/queries/financebench_queries.jsonl/queries.jsonl"], "test"),
-    "finqa": (["finqa_test_subset100/finqa_test.json"], "test"),
-    "scifact": (["beir_scifact/data/scifact.zip", "beir_scifact/data/scifact/queries_all_1109_reformatted.jsonl",
-                 "beir_scifact/data/scifact/qrels/train.tsv"], "train"),
-}
-
 def to_beir(name:str, src=None, out=None):
-    """Convert dataset `name` (a key of `BEIR_SOURCES`) found under the data root `src` (default `../shared/data`
-    beside the project) into a `BeirDataset`, written to `out` when given. `FinragError` for an unknown name,
-    `InputError` naming the missing file."""
-    from finrag.core import project_root, InputError
-    from finrag.data import tatqa_to_beir, financebench_to_beir, scifact_to_beir, write_beir
-    if name not in BEIR_SOURCES: raise FinragError(f"unknown dataset {name!r}: choose one of {', '.join(BEIR_SOURCES)}")
-    root = Path(src) if src else project_root().parent/"shared"/"data"
-    rel, split = BEIR_SOURCES[name]
-    files = [root/r for r in rel]
-    for f in files:
-        if not f.exists(): raise InputError(f"{name} source file not found (data root {root}; use --src)", f)
-    if name == "tatqa": ds = tatqa_to_beir(files[0])
-    elif name == "financebench": ds = financebench_to_beir(files[0], files[1], queries_jsonl=files[2])
-    elif name == "finqa":
-        from finrag.hierarchical import finqa_to_beir
-        ds = finqa_to_beir(files[0])
-    else: ds = scifact_to_beir(files[0], files[1], files[2])
-    if out is not None: write_beir(ds, out, split)
+    """The development dataset `name` (a key of `finrag.data.DATASETS`) under the data root `src` (default
+    `../shared/data` beside the project) as a `BeirDataset`, written to `out` (qrels/<its split>.tsv) when given.
+    `InputError` for an unknown name or a missing file, `FinragError` for a dataset without documents."""
+    from finrag.data import DATASETS, load_dev, write_beir
+    ds = load_dev(name, src)
+    if not ds.corpus: raise FinragError(f"{name}: the data root holds no documents for it (queries only): nothing to write")
+    if out is not None: write_beir(ds, out, DATASETS[name].split)
     return ds
 
 @data_app.command("beir")
-def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact"),
+def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact (finrag.data.DATASETS)"),
               out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
               src:Path=typer.Option(None, "--src", help="Data root holding the datasets (default: ../shared/data beside the project).")):
     "Convert a development dataset to a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."
+    from finrag.data import DATASETS
     ds = to_beir(name, src, out)
-    split = BEIR_SOURCES[name][1]
+    split = DATASETS[name].split
     n_rel = sum(len(v) for v in ds.qrels.values())
     typer.echo(f"{name}: {len(ds.corpus):,} documents, {len(ds.queries):,} queries, {n_rel:,} judgements -> {out}/qrels/{split}.tsv")
     typer.echo(f"next: finrag eval retrieval --data {out} --split {split} --method bm25")

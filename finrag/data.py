@@ -4,11 +4,12 @@
 
 # %% ../nbs/02_data.ipynb #7fe33e82
 from __future__ import annotations
-import ast, csv, dataclasses, io, json, re, tokenize, zipfile
+import ast, csv, dataclasses, hashlib, io, json, re, tokenize, zipfile
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 from urllib.parse import unquote, urlsplit
 from dateutil import parser as _dateparser
 from rapidfuzz import fuzz, process
@@ -16,10 +17,12 @@ from fastcore.basics import patch
 from .core import InputError, LoadReport, stable_id
 
 # %% auto #0
-__all__ = ['FNSPID_COLUMNS', 'SCIFACT_CORPUS', 'read_text', 'encoding_problem', 'parse_date', 'title_from_url', 'NewsItem',
-           'iter_json_records', 'iter_csv_records', 'load_news', 'BeirDataset', 'write_beir', 'read_corpus',
-           'read_queries', 'read_qrels', 'load_beir', 'tatqa_document', 'tatqa_to_beir', 'normalize_text',
-           'evidence_matches', 'financebench_to_beir', 'parse_sentence_list', 'scifact_to_beir']
+__all__ = ['FNSPID_COLUMNS', 'SCIFACT_CORPUS', 'NO_EXCLUSION', 'DATASETS', 'BRIGHT_DOMAINS', 'read_text', 'encoding_problem',
+           'parse_date', 'title_from_url', 'NewsItem', 'iter_json_records', 'iter_csv_records', 'load_news',
+           'BeirDataset', 'write_beir', 'read_corpus', 'read_queries', 'read_qrels', 'load_beir', 'tatqa_document',
+           'tatqa_to_beir', 'normalize_text', 'evidence_matches', 'financebench_to_beir', 'parse_sentence_list',
+           'scifact_to_beir', 'finqa_to_beir', 'BrightDataset', 'load_bright', 'DevDataset', 'register_dataset',
+           'dev_data_root', 'dev_files', 'load_dev']
 
 # %% ../nbs/02_data.ipynb #5cfd52ae
 def _require_file(path, what:str="file") -> Path:
@@ -306,9 +309,9 @@ def sample(self:BeirDataset,
         gold = [d for q in qids for d, g in ds.qrels[q].items() if g > 0 and d in corpus] if gold_first else []
         gold = list(dict.fromkeys(gold))[:n_docs]
         rest = [d for d in corpus if d not in set(gold)]
-        rest = rest[:n_docs - len(gold)] if seed is None else random.Random(seed).sample(sorted(rest), n_docs - len(gold))
-        keep = set(rest)
-        corpus = {d: corpus[d] for d in gold + [d for d in corpus if d in keep]}
+        rest = rest[:n_docs - len(gold)] if seed is None else random.Random(seed).sample(rest, n_docs - len(gold))
+        keep = set(gold) | set(rest)
+        corpus = {d: corpus[d] for d in corpus if d in keep}
     qrels = {q: {d: g for d, g in ds.qrels[q].items() if d in corpus} for q in qids}
     return replace(ds, corpus=corpus, queries={q: ds.queries[q] for q in qids}, qrels=qrels)
 
@@ -559,3 +562,158 @@ def scifact_to_beir(zip_or_dir,            # scifact.zip, a folder with corpus_t
     ds = BeirDataset("scifact", corpus, queries, qrels)
     if out_dir is not None: write_beir(ds, out_dir, split or (Path(qrels_tsv).stem if qrels_tsv else "test"))
     return ds
+
+# %% ../nbs/02_data.ipynb #f6c6a954
+def finqa_to_beir(json_path,                 # finqa_test.json: {"data": [{"question", "context", "answer"}, ...]}
+                  name:str="finqa_test_subset100") -> BeirDataset:
+    "A BEIR dataset: one document per distinct context, one query per question (qrels: its context, grade 1)."
+    p = _require_file(json_path, "FinQA file")
+    try: data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e: raise InputError(f"not JSON ({e.msg} at line {e.lineno})", p) from None
+    rows = data.get("data") if isinstance(data, dict) else data
+    if not isinstance(rows, list): raise InputError("expected {'data': [...]} or a list of records", p, field="data")
+    corpus, queries, qrels = {}, {}, {}
+    for i, r in enumerate(rows, 1):
+        for f in ("question", "context"):
+            if not isinstance(r, dict) or not isinstance(r.get(f), str) or not r[f].strip():
+                raise InputError(f"missing or empty '{f}'", p, i, f)
+        d = "finqa-" + hashlib.sha1(r["context"].encode("utf-8")).hexdigest()[:12]
+        corpus.setdefault(d, {"title": "", "text": r["context"]})
+        queries[f"q{i}"] = r["question"].strip(); qrels[f"q{i}"] = {d: 1}
+    return BeirDataset(name, corpus, queries, qrels)
+
+# %% ../nbs/02_data.ipynb #b13f2ba2
+@dataclass(repr=False)
+class BrightDataset(BeirDataset):
+    "A BRIGHT domain: a `BeirDataset` plus `excluded` = {query id: set of doc ids masked at query time}."
+    excluded: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        return super().__repr__()[:-1] + f", {sum(map(len, self.excluded.values())):,} excluded ids for {len(self.excluded):,} queries)"
+
+def _read_maybe_gz(path:Path) -> str:
+    import gzip
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b": raw = gzip.decompress(raw)
+    try: return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e: raise InputError(f"not UTF-8 text ({e.reason} at byte {e.start})", path) from None
+
+def _bright_documents(path:Path, report:LoadReport, long:bool) -> dict:
+    if path.suffix == ".parquet":
+        import pandas as pd
+        try: recs = pd.read_parquet(path).to_dict("records")
+        except Exception as e: raise InputError(f"cannot read parquet ({type(e).__name__}: {e})", path) from None
+        rows = [(i, r) for i, r in enumerate(recs, 1)]; report.n_rows += len(rows)
+    else: rows = iter_json_records(path, report, text=_read_maybe_gz(path))
+    corpus = {}
+    for i, r in rows:
+        did, content = r.get("id"), r.get("content")
+        if did is None or not isinstance(content, str):
+            report.skip(InputError("a document needs 'id' and a string 'content'", path, i, "id" if did is None else "content")); continue
+        corpus[str(did)] = {"title": "", "text": content}
+    report.n_ok = len(corpus)
+    return corpus
+
+NO_EXCLUSION = {"N/A", ""}
+
+def load_bright(examples,             # BRIGHT examples: .jsonl(.gz)/.json rows {id, query, gold_ids, excluded_ids, ...}
+                documents=None,       # BRIGHT documents: .jsonl(.gz)/.json/.parquet rows {id, content}; None = no corpus
+                exclude_txt=None,     # an Anserini exclude file (`qid docid` per line), merged into `excluded`
+                long:bool=False,      # use `gold_ids_long` (the long-document setting) instead of `gold_ids`
+                name:str|None=None    # dataset name (default: from the examples' file name)
+               ) -> BrightDataset:
+    "Read a BRIGHT domain; `InputError` (file, row, field) on a missing file or a row without id/query; bad rows are skipped and listed in `.report`."
+    ex_path = Path(examples)
+    if not ex_path.is_file(): raise InputError("BRIGHT examples file not found", ex_path)
+    report = LoadReport(str(ex_path))
+    gold_key = "gold_ids_long" if long else "gold_ids"
+    queries, qrels, excluded = {}, {}, {}
+    for i, r in iter_json_records(ex_path, report, text=_read_maybe_gz(ex_path)):
+        qid, q = r.get("id"), r.get("query")
+        if qid is None or not isinstance(q, str) or not q.strip():
+            report.skip(InputError("a row needs 'id' and a non-empty 'query'", ex_path, i, "id" if qid is None else "query")); continue
+        gold, exc = r.get(gold_key) or [], r.get("excluded_ids") or []
+        if not isinstance(gold, list) or not isinstance(exc, list):
+            report.skip(InputError(f"'{gold_key}' and 'excluded_ids' must be lists", ex_path, i, gold_key)); continue
+        qid = str(qid); queries[qid] = q
+        qrels[qid] = {str(g): 1 for g in gold}
+        ex = {str(e) for e in exc} - NO_EXCLUSION
+        if ex: excluded[qid] = ex
+    report.n_ok = len(queries)
+    if exclude_txt is not None:
+        p = Path(exclude_txt)
+        if not p.is_file(): raise InputError("exclude file not found", p)
+        for j, line in enumerate(_read_maybe_gz(p).splitlines(), 1):
+            parts = line.split()
+            if not parts: continue
+            if len(parts) < 2: raise InputError("expected 'query-id doc-id'", p, j)
+            excluded.setdefault(parts[0], set()).add(parts[-1])
+    corpus = {}
+    if documents is not None:
+        dp = Path(documents)
+        if not dp.is_file(): raise InputError("BRIGHT documents file not found", dp)
+        corpus = _bright_documents(dp, LoadReport(str(dp)), long)
+        for q in qrels:
+            kept = {d: v for d, v in qrels[q].items() if d in corpus}
+            report.n_filtered += len(qrels[q]) - len(kept); qrels[q] = kept
+    qrels = {q: v for q, v in qrels.items() if v}
+    nm = name or re.sub(r"(\.jsonl|\.json)?(\.gz)?$", "", ex_path.name)
+    return BrightDataset(nm, corpus, queries, qrels, report, excluded)
+
+# %% ../nbs/02_data.ipynb #35db088a
+@dataclass
+class DevDataset:
+    "A known development dataset: its files under the data root, their converter and the split the data is."
+    name: str
+    files: tuple         # paths relative to the data root, in the converter's argument order
+    convert: Callable    # convert(*paths) -> BeirDataset
+    split: str           # the split the qrels are (the name of the qrels file `finrag data beir` writes)
+    doc: str = ""
+
+DATASETS: dict[str, DevDataset] = {}
+
+def register_dataset(name:str, convert:Callable, files, split:str="test", doc:str="") -> DevDataset:
+    "Register (or replace) a development dataset."
+    DATASETS[name] = d = DevDataset(name, tuple(files), convert, split, doc)
+    return d
+
+# %% ../nbs/02_data.ipynb #a70ef7cf
+_FR = "financerag_icaif24/data"
+register_dataset("tatqa", tatqa_to_beir, ["tatqa/dataset_raw/tatqa_dataset_dev.json"], "dev",
+                 "TAT-QA dev: 1,668 questions over 278 table+text contexts")
+register_dataset("financebench", lambda q, c, qq: financebench_to_beir(q, c, queries_jsonl=qq),
+                 ["financebench/data/financebench_open_source.jsonl", f"{_FR}/corpus/financebench_corpus.jsonl/corpus.jsonl",
+                  f"{_FR}/queries/financebench_queries.jsonl/queries.jsonl"], "test",
+                 "FinanceBench: 150 open-source questions over the 180 FinanceRAG passages")
+register_dataset("finqa", finqa_to_beir, ["finqa_test_subset100/finqa_test.json"], "test", "FinQA: 100 test questions")
+register_dataset("scifact", scifact_to_beir, ["beir_scifact/data/scifact.zip", "beir_scifact/data/scifact/queries_all_1109_reformatted.jsonl",
+                 "beir_scifact/data/scifact/qrels/train.tsv"], "train", "SciFact: 809 judged train queries over 5,183 abstracts")
+BRIGHT_DOMAINS = ("biology", "earth-science", "economics", "psychology", "robotics", "stackoverflow", "sustainable-living",
+                  "leetcode", "pony", "aops", "theoremqa-theorems", "theoremqa-questions")
+for _d in BRIGHT_DOMAINS:
+    register_dataset(f"bright-{_d}", load_bright, [f"bright/topics/topics.bright-{_d}-original.jsonl.gz"], "test",
+                     f"BRIGHT {_d}: queries, gold and excluded ids (no documents in the shared data)")
+DATASETS["bright-leetcode"].files += ("bright/qrels/exclude.bright-leetcode.txt",)
+DATASETS["bright-leetcode"].convert = lambda ex, exc: load_bright(ex, exclude_txt=exc)
+
+# %% ../nbs/02_data.ipynb #c29af9a1
+def dev_data_root(root=None) -> Path:
+    "The data root: `root` when given, else `../shared/data` beside the project."
+    from finrag.core import project_root
+    return Path(root) if root is not None else project_root().parent/"shared"/"data"
+
+def dev_files(name:str, root=None) -> list[Path]:
+    "The files of dataset `name` under the data root; `InputError` for an unknown name or a missing file."
+    if name not in DATASETS: raise InputError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}", field="dataset")
+    r = dev_data_root(root)
+    files = [r/f for f in DATASETS[name].files]
+    for f in files:
+        if not f.exists(): raise InputError(f"{name} source file not found (data root {r})", f)
+    return files
+
+def load_dev(name:str,   # a key of `DATASETS`
+             root=None   # the data root (default `../shared/data` beside the project)
+            ) -> BeirDataset:
+    "The development dataset `name` as a `BeirDataset` (see above)."
+    files = dev_files(name, root)
+    return DATASETS[name].convert(*files)

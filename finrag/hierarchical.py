@@ -16,27 +16,8 @@ from .preretrieval import (PreRetrievalConfig, PreRetrievalReport, TypoCorrector
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'DEFAULT_STAGE2', 'DEFAULT_PRERETRIEVAL', 'finqa_to_beir', 'finetuned_ce_dir',
-           'make_scorer', 'default_stage2', 'HierarchicalRetriever']
-
-# %% ../nbs/24_hierarchical.ipynb #2185cc42
-def finqa_to_beir(json_path,                 # finqa_test.json: {"data": [{"question", "context", "answer"}, ...]}
-                  name:str="finqa_test_subset100") -> BeirDataset:
-    "A BEIR dataset: one document per distinct context, one query per question (qrels: its context, grade 1)."
-    p = _require_file(json_path, "FinQA file")
-    try: data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e: raise InputError(f"not JSON ({e.msg} at line {e.lineno})", p) from None
-    rows = data.get("data") if isinstance(data, dict) else data
-    if not isinstance(rows, list): raise InputError("expected {'data': [...]} or a list of records", p, field="data")
-    corpus, queries, qrels = {}, {}, {}
-    for i, r in enumerate(rows, 1):
-        for f in ("question", "context"):
-            if not isinstance(r, dict) or not isinstance(r.get(f), str) or not r[f].strip():
-                raise InputError(f"missing or empty '{f}'", p, i, f)
-        d = "finqa-" + hashlib.sha1(r["context"].encode("utf-8")).hexdigest()[:12]
-        corpus.setdefault(d, {"title": "", "text": r["context"]})
-        queries[f"q{i}"] = r["question"].strip(); qrels[f"q{i}"] = {d: 1}
-    return BeirDataset(name, corpus, queries, qrels)
+__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'DEFAULT_STAGE2', 'DEFAULT_PRERETRIEVAL', 'finetuned_ce_dir', 'make_scorer',
+           'default_stage2', 'HierarchicalRetriever']
 
 # %% ../nbs/24_hierarchical.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "ce", "ce:<path>")
