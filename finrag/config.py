@@ -34,6 +34,11 @@ class GraphRAGSettings:
     n_questions: int          # evaluation set size (paper: 100)
     n_direct: int             # direct questions (paper: 30)
     n_relational: int         # relational questions (paper: 70)
+    graph_mode: str           # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
+    budget_chunks: int        # graph mode 'budget' and auto: context chunks, seeds and network evidence together
+    budget_tokens: int        # ... and context tokens (chunk text, estimated at 4 characters per token)
+    dedup_jaccard: float      # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
+    boilerplate_min_docs: int # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
 
 @dataclass(frozen=True)
 class HierarchicalSettings:

@@ -15,7 +15,7 @@ from .config import get_settings
 from .data import load_news
 from .chunking import Chunker, chunk_news
 from .enrich import enrich
-
+from .boilerplate import clean_news
 
 # %% auto #0
 __all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'ids_digest', 'store_lock',
@@ -296,6 +296,7 @@ class IngestReport:
     bad_rows: int = 0; filtered_rows: int = 0; load_summary: str = ""
     replaced_articles: int = 0   # articles already in the store that came again with other text
     removed_chunks: int = 0      # their old chunks, deleted from the vectors and the graph
+    near_duplicates: int = 0; boilerplate_sentences: int = 0   # dropped/removed by `finrag.boilerplate.clean_news` before chunking
     repaired: str = ""           # what the repair of an interrupted/damaged store did ('' when none was needed)
     seconds: dict = field(default_factory=dict)
 
@@ -303,6 +304,7 @@ class IngestReport:
         s = (f"{self.articles} articles, {self.new_chunks} new chunks ({self.chunks} in store), {self.tickers} tickers, "
              f"{self.edges} INFLUENCES edges, {self.bad_rows} bad rows")
         if self.replaced_articles: s += f", {self.replaced_articles} articles replaced ({self.removed_chunks} old chunks removed)"
+        s += f", {self.near_duplicates} near-duplicate articles dropped, {self.boilerplate_sentences} boilerplate sentences removed"
         if self.repaired: s += f"\nrepaired the store first: {self.repaired}"
         return s + "\nseconds: " + ", ".join(f"{k} {v:.2f}" for k, v in self.seconds.items()) + f" (total {sum(self.seconds.values()):.2f})"
 
@@ -358,7 +360,8 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
            format:str="auto", limit:int|None=None, strict:bool=False,
            progress:bool=False, chunker:Chunker|None=None,
            encoding:str="utf-8",      # the news file's encoding
-           wait:bool=True             # False: fail at once when another process writes this store
+           wait:bool=True,            # False: fail at once when another process writes this store
+           clean:bool=True            # drop near-duplicate articles and boilerplate sentences first (`clean_news`)
           ) -> IngestReport:
     """Load → chunk → enrich the new chunks → vectors → graph → commit, under the store's exclusive lock; safe to
     re-run (idempotent), repairs an interrupted store first, replaces articles that come again with other text."""
@@ -367,6 +370,7 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
     if not items:
         why = f"all {lrep.n_bad} rows are bad (first: {lrep.bad[0]})" if lrep.n_bad else "it holds no articles"
         raise InputError(f"nothing to ingest: {why}", path=news_path)
+    with t("clean"): items, crep = clean_news(items) if clean else (items, {"near_duplicates": 0, "boilerplate_sentences": 0})
     store_dir = Path(store_dir); created = not store_dir.exists()
     store_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -397,5 +401,6 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
     rep.articles, rep.new_chunks, rep.chunks, rep.removed_chunks = len(items), len(new_rows), len(rows), len(removed)
     rep.tickers, rep.edges = len({tk for r in rows for tk in r["tickers"]}), len(edges)
     rep.bad_rows, rep.filtered_rows, rep.load_summary = lrep.n_bad, lrep.n_filtered, lrep.summary()
+    rep.near_duplicates, rep.boilerplate_sentences = crep["near_duplicates"], crep["boilerplate_sentences"]
     rep.seconds = dict(t)
     return rep

@@ -15,11 +15,12 @@ from .config import get_settings
 
 # %% auto #0
 __all__ = ['QUESTION_TYPES', 'DIRECT_TEMPLATES', 'RELATIONAL_TEMPLATES', 'LLM_QUESTION_SCHEMA', 'RAGAS_LLM_METRICS',
-           'RAGAS_OFFLINE_METRICS', 'STRATA', 'CORE_METRICS', 'PAPER_P1', 'Question', 'load_questions',
-           'write_questions', 'short_name', 'extractive_reference', 'QuestionSet', 'llm_rewrite', 'generate_questions',
-           'entity_recall', 'context_entity_recall', 'answer_entities', 'answer_entity_recall', 'semantic_similarity',
-           'ragas_embeddings', 'ragas_llm', 'ragas_score', 'paired_wilcoxon', 'latency_summary', 'bootstrap_ci',
-           'summarise', 'compare_modes', 'latency_table', 'reference_contexts', 'evaluate_graphrag', 'tau_ablation',
+           'RAGAS_OFFLINE_METRICS', 'STRATA', 'CORE_METRICS', 'SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'Question',
+           'load_questions', 'write_questions', 'short_name', 'extractive_reference', 'QuestionSet', 'llm_rewrite',
+           'generate_questions', 'entity_recall', 'context_entity_recall', 'support_recall', 'answer_entities',
+           'answer_entity_recall', 'semantic_similarity', 'ragas_embeddings', 'ragas_llm', 'ragas_score',
+           'paired_wilcoxon', 'latency_summary', 'bootstrap_ci', 'summarise', 'compare_modes', 'router_accuracy',
+           'latency_table', 'reference_contexts', 'interleave_types', 'evaluate_graphrag', 'tau_ablation',
            'format_report', 'jsonable']
 
 # %% ../nbs/13_p1_eval.ipynb #3f78f2f7
@@ -104,7 +105,6 @@ RELATIONAL_TEMPLATES = (
     "How are {a} and {b} connected in the market news?",
 )
 
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9$])")
 _LEGAL = re.compile(r",?\s+(Inc|Incorporated|Corporation|Corp|Company|Co|plc|Ltd|Limited|Holdings|Group|N\.V|S\.A|AG|SE)\.?$", re.I)
 
 def short_name(name:str, ticker:str) -> str:
@@ -113,7 +113,8 @@ def short_name(name:str, ticker:str) -> str:
     return ticker if not n or n.upper() == ticker.upper() else f"{n} ({ticker})"
 
 def _sentences(text:str) -> list[str]:
-    return [s.strip() for s in _SENT.split(text.replace("\n", " ")) if len(s.strip()) > 20]
+    from finrag.boilerplate import split_sentences
+    return [s for s in split_sentences(text) if len(s) > 20]
 
 # %% ../nbs/13_p1_eval.ipynb #ca2bbead
 def extractive_reference(chunks:list[dict],   # supporting chunk rows (text, pos, neg, neu), best first
@@ -277,6 +278,15 @@ def context_entity_recall(expected, context) -> float:
     "Entity recall of a retrieved context: `context` is a `RAGResult` (its `.entities`) or an iterable of tickers."
     return entity_recall(expected, getattr(context, "entities", context))
 
+def support_recall(support_ids,   # the question's source article (news item) ids
+                   context        # a `RAGResult` (its contexts' `doc_id`s) or an iterable of article ids
+                  ) -> float:
+    "Share of the source articles with at least one chunk in the context, in [0, 1]; NaN without source ids."
+    sup = {str(s) for s in support_ids}
+    if not sup: return float("nan")
+    docs = {str(c.doc_id) for c in context.contexts} if hasattr(context, "contexts") else {str(d) for d in context}
+    return len(sup & docs) / len(sup)
+
 def answer_entities(answer:str|None, ner=None) -> list[str]:
     "Sorted canonical ids (tickers where known) the NER resolves in `answer` (default NER: `get_ner()`); [] for no answer."
     if not answer or not answer.strip(): return []
@@ -337,7 +347,7 @@ def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, 
               max_retries:int|None=None,# HTTP retries; None = `[models] llm_max_retries`
               max_tokens:int=512,       # judge output budget (small models can run on; 512 bounds a runaway)
               cache:bool=True):         # cache judgments in `<cache_dir>/ragas/<model>`
-    "A ragas `InstructorLLM` over an OpenAI-compatible endpoint, with instructor in JSON-schema mode (STACK.md)."
+    "A ragas `InstructorLLM` over an OpenAI-compatible endpoint, with instructor in JSON-schema mode (docs/stack.md)."
     import instructor
     from openai import AsyncOpenAI
     from ragas.llms.base import InstructorLLM
@@ -511,6 +521,15 @@ def compare_modes(rows:list[dict], metrics, a:str="graph", b:str="vector") -> li
             out.append(dict(stratum=s, metric=m, **w))
     return out
 
+def router_accuracy(rows:list[dict]) -> dict|None:
+    "The 'auto' rows' routes against the question type (relational → graph, direct → vector): {n, accuracy, confusion {type: {route: n}}}; None without 'auto' rows."
+    rs = [r for r in rows if r["mode"] == "auto" and r.get("route")]
+    if not rs: return None
+    conf = defaultdict(Counter)
+    for r in rs: conf[r["type"]][r["route"]] += 1
+    ok = sum(r["route"] == ("graph" if r["type"] == "relational" else "vector") for r in rs)
+    return dict(n=len(rs), accuracy=ok / len(rs), confusion={t: dict(c) for t, c in sorted(conf.items())})
+
 def latency_table(rows:list[dict], modes=("vector", "graph")) -> list[dict]:
     "[{stratum, mode, n, mean, std, p50, p95}] of `latency_s`, leaving out cached LLM answers and failed calls."
     return [dict(stratum=s, mode=m, **latency_summary(r["latency_s"] for r in _stratum(rows, s)
@@ -527,6 +546,14 @@ def reference_contexts(store, q:Question) -> list[str]:
     best = [r["text"] for r in rows if ents <= set(r["tickers"])]
     return best or [r["text"] for r in rows if ents & set(r["tickers"])]
 
+def interleave_types(questions:list[Question]) -> list[Question]:
+    "`questions` reordered so that every prefix holds the types in proportion (by (rank within its type + ½) / size of the type); order within a type kept."
+    by = defaultdict(list)
+    for q in questions: by[q.type].append(q)
+    keyed = sorted(((i + .5) / len(v), k, i) for k, (t, v) in enumerate(by.items()) for i in range(len(v)))
+    out = [list(by.values())[k][i] for _, k, i in keyed]
+    return QuestionSet(out, getattr(questions, "report", None))
+
 def _stratified_head(questions, n:int|None) -> set:
     "Ids of the first questions of each type, `n` in all, in proportion to the types' shares."
     if n is None or n >= len(questions): return {q.id for q in questions}
@@ -537,7 +564,32 @@ def _stratified_head(questions, n:int|None) -> set:
     while sum(k.values()) < n: k[max(by, key=lambda t: len(by[t]) - k[t])] += 1
     return {q.id for t, v in by.items() for q in v[:k[t]]}
 
-# %% ../nbs/13_p1_eval.ipynb #4e23a079
+# %% ../nbs/13_p1_eval.ipynb #ff6dd189
+SYSTEMS = ("vector", "graph", "vector@graph", "paper", "vector@paper", "auto")
+LLM_MODES = ("vector", "graph", "auto")
+PAIRS = (("graph", "vector@graph"), ("graph", "vector"), ("paper", "vector@paper"), ("paper", "vector"),
+         ("auto", "vector"), ("auto", "graph"))
+
+def _retrieve(rag, paper, q:str, mode:str, done:dict):
+    "The `RAGResult` of `mode` (one of `SYSTEMS`) for `q`; 'vector@X' gets X's (chunks, tokens), X from `done` or retrieved now."
+    from finrag.graphrag import budget_of
+    if mode.startswith("vector@"):
+        base = mode.split("@", 1)[1]
+        if base not in done: done[base] = _retrieve(rag, paper, q, base, done)
+        return rag.retrieve(q, "vector", budget=budget_of(done[base]))
+    if mode == "paper": return paper.retrieve(q, "graph")
+    return rag.retrieve(q, mode)
+
+def _read_checkpoint(path) -> dict:
+    "{(question_id, mode): row} from a JSONL checkpoint (missing file: empty; a torn last line is ignored)."
+    out = {}
+    if path is None or not Path(path).exists(): return out
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try: r = json.loads(line)
+        except json.JSONDecodeError: continue
+        out[r["question_id"], r["mode"]] = r
+    return out
+
 def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       questions:list[Question],
                       tau:float|None=None,         # INFLUENCES threshold τ; None = `[graphrag] tau`
@@ -549,59 +601,96 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       ragas_n:int|None=None,       # answered questions also judged by the LLM-judged metrics (None: all)
                       ragas_metrics=RAGAS_LLM_METRICS,
                       ragas_timeout:float=900.0,   # seconds per RAGAS metric call
-                      modes=("vector", "graph"),
+                      modes=SYSTEMS,               # systems compared (see `SYSTEMS`); 'vector@X' = vector at X's budget
+                      llm_modes=LLM_MODES,         # the systems the LLM answers (and RAGAS judges)
                       n_bootstrap:int=2000, seed:int=0,
                       max_tokens:int=200,          # answer budget in tokens
+                      checkpoint=None,             # JSONL of finished rows: a re-run skips them (resume after interruption)
                       progress:bool=False) -> dict:
-    "Per-question rows, summaries with bootstrap CIs, paired Wilcoxon tests (graph vs vector), latency and failure counts."
+    "Per-question rows, summaries with bootstrap CIs, paired Wilcoxon tests (`PAIRS`), router accuracy, latency and failure counts."
     from finrag.graphrag import GraphRAG, answer
     from finrag.ingest import NewsStore
     if not questions: raise InputError("no questions to evaluate", field="questions")
     if ragas not in (False, True, "offline"): raise InputError(f"ragas={ragas!r}: use False, 'offline' or True", field="ragas")
+    bad = [m for m in modes if m not in SYSTEMS]
+    if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS}", field="modes")
     st = store if isinstance(store, NewsStore) else NewsStore(store)
-    try: return _evaluate(st, questions, GraphRAG(st, tau=tau), answer, use_llm, ragas, llm, judge, llm_n, ragas_n,
-                          list(ragas_metrics), ragas_timeout, tuple(modes), n_bootstrap, seed, max_tokens, progress)
+    try:
+        rag = GraphRAG(st, tau=tau)
+        paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if "paper" in " ".join(modes) else None
+        return _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
+                         ragas_timeout, tuple(modes), tuple(m for m in llm_modes if m in modes), n_bootstrap, seed, max_tokens,
+                         checkpoint, progress)
     finally:
         if st is not store: st.close()
 
-def _evaluate(st, questions, rag, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
-              modes, n_bootstrap, seed, max_tokens, progress) -> dict:
+# %% ../nbs/13_p1_eval.ipynb #a2aaecf8
+def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
+              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress) -> dict:
     from finrag.models import get_ner
+    from finrag.graphrag import budget_of
     if use_llm:
         from finrag.llm import get_llm
         llm = llm or get_llm()
         llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=1, cache=False)   # warm-up: load the model now
     answered = _stratified_head(questions, llm_n) if use_llm else set()
+    done_rows = _read_checkpoint(checkpoint)
+    ck = open(checkpoint, "a", encoding="utf-8") if checkpoint else None
     rows, results, t0 = [], {}, time.perf_counter()
+    n_llm, i_llm = len(answered) * len(llm_modes), 0
     it = list(enumerate(questions))
     if progress:
         from tqdm.auto import tqdm; it = tqdm(it, desc="questions")
-    for i, q in it:
-        for mode in (modes if i % 2 == 0 else tuple(reversed(modes))):
-            res = rag.retrieve(q.question, mode)
-            ret = dict(context_entities=res.entities, chunk_ids=res.chunk_ids, n_contexts=len(res.contexts),
-                       n_network=sum(c.role == "network" for c in res.contexts), n_neighbours=len(res.neighbours),
-                       context_entity_recall=context_entity_recall(q.entities, res))
-            err = None
-            if q.id in answered:
-                try: answer(rag, res, llm=llm, max_tokens=max_tokens)
-                except LLMError as e: err = str(e)[:300]
-            tm, info = dict(res.timings), res.llm or {}
-            ret_s = sum(v for k, v in tm.items() if k != "llm")
-            lat = (None if err or info.get("cached") else ret_s + tm.get("llm", 0.0)) if q.id in answered else (None if use_llm else ret_s)
-            results[q.id, mode] = res
-            rows.append(dict(question_id=q.id, type=q.type, mode=mode, question=q.question, expected=q.entities, **ret,
-                             answered=q.id in answered, prompt_contexts=len(res.contexts), dropped_contexts=info.get("dropped_contexts", 0),
-                             answer=res.answer, llm_error=err, cached=bool(info.get("cached")),
-                             prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
-                             retrieval_s=ret_s, llm_s=tm.get("llm"), latency_s=lat))
+    try:
+        for i, q in it:
+            order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
+            done, mine = {}, {}
+            for mode in order:
+                res = done[mode] if mode in done else _retrieve(rag, paper, q.question, mode, done)
+                done[mode] = res
+                results[q.id, mode] = res
+                talk = q.id in answered and mode in llm_modes
+                prev = done_rows.get((q.id, mode))
+                if prev is not None and (prev.get("answer") is not None or not talk or prev.get("llm_error")):
+                    res.answer = prev.get("answer"); rows.append(prev); mine[mode] = prev; continue
+                ret = dict(context_entities=res.entities, chunk_ids=res.chunk_ids, n_contexts=len(res.contexts),
+                           context_tokens=budget_of(res)[1], n_network=sum(c.role == "network" for c in res.contexts),
+                           n_neighbours=len(res.neighbours), context_entity_recall=context_entity_recall(q.entities, res),
+                           support_recall=support_recall(q.support_ids, res),
+                           route=(res.route or {}).get("mode"), route_why=(res.route or {}).get("why"))
+                err = None
+                if talk:
+                    try: answer(rag, res, llm=llm, max_tokens=max_tokens)
+                    except LLMError as e: err = str(e)[:300]
+                tm, info = dict(res.timings), res.llm or {}
+                ret_s = sum(v for k, v in tm.items() if k != "llm")
+                lat = (None if err or info.get("cached") else ret_s + tm.get("llm", 0.0)) if talk else (None if use_llm else ret_s)
+                reused = False
+                if talk and mode == "auto" and info.get("cached") and res.mode in mine and mine[res.mode].get("llm_s") is not None \
+                        and mine[res.mode].get("chunk_ids") == res.chunk_ids:
+                    lat, reused = ret_s + mine[res.mode]["llm_s"], True      # the routed mode's answer: same prompt, same generation
+                row = dict(question_id=q.id, type=q.type, mode=mode, question=q.question, expected=q.entities, **ret,
+                           answered=talk, prompt_contexts=len(res.contexts), dropped_contexts=info.get("dropped_contexts", 0),
+                           answer=res.answer, llm_error=err, cached=bool(info.get("cached")), llm_reused=reused,
+                           prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
+                           retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
+                           latency_s=lat)
+                rows.append(row); mine[mode] = row
+                if talk:
+                    i_llm += 1
+                    if progress: print(f"[{time.strftime('%H:%M:%S')}] answer {i_llm}/{n_llm} {q.id} {mode}: {row['prompt_tokens']} prompt tokens, "
+                                       f"{row['completion_tokens']} completion, {'cache' if row['cached'] else f'{lat or 0:.1f} s'}", flush=True)
+                if ck: ck.write(json.dumps(row, ensure_ascii=False, default=float) + "\n"); ck.flush()
+    finally:
+        if ck: ck.close()
     qmap = {q.id: q for q in questions}
-    metrics = ["context_entity_recall"]
+    metrics = ["context_entity_recall", "support_recall"]
     if use_llm:
-        answers = [r["answer"] for r in rows]
-        ents = get_ner().pipe([a or "" for a in answers])
-        sims = semantic_similarity(answers, [qmap[r["question_id"]].reference_answer for r in rows])
-        for r, es, s in zip(rows, ents, sims):
+        ans_rows = [r for r in rows if r["answered"]]
+        ents = get_ner().pipe([r["answer"] or "" for r in ans_rows])
+        sims = semantic_similarity([r["answer"] for r in ans_rows], [qmap[r["question_id"]].reference_answer for r in ans_rows])
+        for r in rows: r.update(answer_entities=[], answer_entity_recall=float("nan"), semantic_similarity=float("nan"))
+        for r, es, s in zip(ans_rows, ents, sims):
             r["answer_entities"] = sorted({e.id for e in es}) if r["answer"] else []
             r["answer_entity_recall"] = entity_recall(r["expected"], r["answer_entities"]) if r["answer"] else float("nan")
             r["semantic_similarity"] = float(s)
@@ -618,42 +707,59 @@ def _evaluate(st, questions, rag, answer, use_llm, ragas, llm, judge, llm_n, rag
         ragas_report.update(rep); metrics += offline
         if ragas is True and use_llm:
             keep = _stratified_head([q for q in questions if q.id in answered], ragas_n)
-            sub = [r for r in rows if r["question_id"] in keep]
+            sub = [r for r in rows if r["question_id"] in keep and r["answered"]]
             sc, rep = ragas_score([sample(r) for r in sub], ragas_metrics, llm=judge, timeout=ragas_timeout, progress=progress)
             for r in rows:
                 for m in ragas_metrics: r[m] = float("nan")
             for r, s in zip(sub, sc): r.update(s)
             ragas_report.update(rep); metrics += list(ragas_metrics)
-    cfg = dict(tau=rag.tau, k=rag.k, neighbor_top=rag.neighbor_top, neighbor_min_sim=rag.neighbor_min_sim, use_llm=use_llm,
-               llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n, ragas_metrics=ragas_metrics if ragas is True else [],
+    cfg = dict(tau=rag.tau, k=rag.k, neighbor_top=rag.neighbor_top, neighbor_min_sim=rag.neighbor_min_sim, graph_mode=rag.graph_mode,
+               budget_chunks=rag.budget_chunks, budget_tokens=rag.budget_tokens, modes=list(modes), llm_modes=list(llm_modes),
+               use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n,
+               ragas_metrics=ragas_metrics if ragas is True else [], max_tokens=max_tokens,
                llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=getattr(llm, "base_url", None) if use_llm else None,
                store=str(st.path), n_bootstrap=n_bootstrap)
+    pairs = {f"{a} vs {b}": compare_modes(rows, metrics + ["latency_s", "context_tokens"], a, b) for a, b in PAIRS if a in modes and b in modes}
     return dict(config=cfg, n_questions=len(questions), counts=dict(Counter(q.type for q in questions)), metrics=metrics,
-                rows=rows, summary=summarise(rows, metrics + ["latency_s"], modes, n_bootstrap, seed),
-                wilcoxon=compare_modes(rows, metrics + ["latency_s"]) if set(modes) >= {"graph", "vector"} else [],
-                latency=latency_table(rows, modes),
+                rows=rows, summary=summarise(rows, metrics + ["latency_s", "context_tokens", "prompt_tokens"], modes, n_bootstrap, seed),
+                wilcoxon=pairs.get("graph vs vector", []), pairs=pairs, router=router_accuracy(rows),
+                latency=latency_table(rows, [m for m in modes if not use_llm or m in llm_modes]),
                 failures=dict(llm_answers=sum(bool(r["llm_error"]) for r in rows), ragas=ragas_report),
                 llm_stats=llm.stats.as_dict() if use_llm and hasattr(llm, "stats") else None,
                 seconds=time.perf_counter() - t0)
 
 # %% ../nbs/13_p1_eval.ipynb #ca7ca434
 def tau_ablation(store, questions:list[Question], taus) -> list[dict]:
-    "[{tau ('vector' for the baseline), stratum, n, context_entity_recall, network_chunks, neighbours, contexts}] (LLM-free)."
-    from finrag.graphrag import GraphRAG
-    rag = GraphRAG(store)
-    out = []
-    for tau in ["vector"] + [float(t) for t in taus]:
+    """LLM-free τ sweep at equal budget: [{tau, system, stratum, n, context_entity_recall, support_recall, contexts, tokens,
+    network_chunks, neighbours}] for `graph` (budgeted) and `paper` and each one's vector baseline at its budget
+    (`vector@graph`, `vector@paper`); tau 'vector' is vector top-k."""
+    from finrag.graphrag import GraphRAG, budget_of
+    from finrag.ingest import NewsStore
+    st = store if isinstance(store, NewsStore) else NewsStore(store)
+    try:
+        rag = GraphRAG(st, graph_mode="budget"); paper = GraphRAG(st, graph_mode="paper", embedder=rag.embedder)
         rs = []
         for q in questions:
-            res = rag.retrieve(q.question, "vector") if tau == "vector" else rag.retrieve(q.question, "graph", tau=tau)
-            rs.append(dict(type=q.type, cer=context_entity_recall(q.entities, res), net=sum(c.role == "network" for c in res.contexts),
-                           nb=len(res.neighbours), ctx=len(res.contexts)))
+            v = rag.retrieve(q.question, "vector"); rs.append(("vector", "vector", q, v))
+            for tau in [float(t) for t in taus]:
+                for name, r in (("graph", rag), ("paper", paper)):
+                    g = r.retrieve(q.question, "graph", tau=tau)
+                    rs += [(tau, name, q, g), (tau, f"vector@{name}", q, rag.retrieve(q.question, "vector", budget=budget_of(g)))]
+    finally:
+        if st is not store: st.close()
+    groups = defaultdict(list)
+    for tau, name, q, res in rs: groups[tau, name].append((q, res))
+    out = []
+    for (tau, name), xs in groups.items():
         for s in STRATA:
-            x = [r for r in rs if s == "all" or r["type"] == s]
+            x = [(q, r) for q, r in xs if s == "all" or q.type == s]
             if not x: continue
-            out.append(dict(tau=tau, stratum=s, n=len(x), context_entity_recall=float(np.nanmean([r["cer"] for r in x])),
-                            network_chunks=float(np.mean([r["net"] for r in x])), neighbours=float(np.mean([r["nb"] for r in x])),
-                            contexts=float(np.mean([r["ctx"] for r in x]))))
+            out.append(dict(tau=tau, system=name, stratum=s, n=len(x),
+                            context_entity_recall=float(np.nanmean([context_entity_recall(q.entities, r) for q, r in x])),
+                            support_recall=float(np.nanmean([support_recall(q.support_ids, r) for q, r in x])) if any(q.support_ids for q, _ in x) else float("nan"),
+                            contexts=float(np.mean([len(r.contexts) for _, r in x])), tokens=float(np.mean([budget_of(r)[1] for _, r in x])),
+                            network_chunks=float(np.mean([sum(c.role == "network" for c in r.contexts) for _, r in x])),
+                            neighbours=float(np.mean([len(r.neighbours) for _, r in x]))))
     return out
 
 # %% ../nbs/13_p1_eval.ipynb #e96c2482
