@@ -80,7 +80,7 @@ if __name__ == "__main__":
     store.close()
 
     if not a.no_bolt:
-        from finrag.graph import start_arcadedb
+        from finrag.testing import start_arcadedb
         h = start_arcadedb(tmp / "arcade", "finrag-bench-pw")
         try:
             os.environ.update(FINRAG_NEO4J_URI=h.uri, FINRAG_NEO4J_USER=h.user, FINRAG_NEO4J_PASSWORD=h.password)

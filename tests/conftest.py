@@ -2,7 +2,7 @@
 
 No Neo4j server can be installed on the development machines; ArcadeDB's server speaks Bolt and the `neo4j` driver
 treats it as Neo4j 5.26 (docs/stack.md, "Neo4j backend"). It is started from the `arcadedb-embedded` dev extra, which
-bundles its own Java runtime, by `finrag.graph.start_arcadedb` (the same helper notebooks and the benchmark use).
+bundles its own Java runtime, by `finrag.testing.start_arcadedb` (the same helper notebooks and the benchmark use).
 """
 import os, secrets, subprocess
 import pytest
@@ -16,7 +16,7 @@ os.environ.setdefault("FINRAG_LLM", "smollm2-135m")
 def bolt_server(tmp_path_factory):
     "`(uri, user, password)` of an ArcadeDB server on free loopback ports with a temp root; stopped at session end."
     from finrag.core import FinragError
-    from finrag.graph import arcadedb_java, start_arcadedb
+    from finrag.testing import arcadedb_java, start_arcadedb
     try:
         java, _ = arcadedb_java()
         subprocess.run([str(java), "-version"], check=True, capture_output=True, timeout=60)

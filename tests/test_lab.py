@@ -4,17 +4,13 @@
 That each lesson notebook runs top to bottom in a fresh kernel on the tiny LLM tier is tests/test_notebooks.py: it
 executes every notebook with tools/execute_notebooks.py (a new Jupyter kernel per notebook), as `make notebooks` does.
 """
-import json, os, secrets, shutil, socket, subprocess, sys, time, urllib.request
+import json, os, secrets, shutil, subprocess, sys, time, urllib.request
+from finrag.testing import free_port
 from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p for p in (ROOT / "nbs").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and not p.name.startswith("_"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 
 def _get(url, token, method="GET", body=None):
@@ -26,7 +22,7 @@ def _get(url, token, method="GET", body=None):
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     "JupyterLab started the way `make lab` starts it (tools/lab.py), on a free loopback port with a random token."
-    port, token, tmp = _free_port(), secrets.token_hex(16), tmp_path_factory.mktemp("lab")
+    port, token, tmp = free_port(), secrets.token_hex(16), tmp_path_factory.mktemp("lab")
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), JUPYTER_CONFIG_DIR=str(tmp / "config"))
     log = open(tmp / "lab.log", "w")
     proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "lab.py"), "--no-browser", f"--port={port}",

@@ -1,11 +1,12 @@
 """P1 end to end: the same Graph-RAG answers on both graph backends, idempotent and resumable ingestion, and the
 failures a user can cause (each a one-line message and exit code 2, never a traceback)."""
-import json, socket, sys
+import json, sys
 import pytest
 from finrag.core import sample_news_path, FinragError
 from finrag.ingest import ingest, NewsStore
 from finrag.graphrag import GraphRAG
 from finrag.cli import main, DEMO_QUESTIONS
+from finrag.testing import free_port
 
 NEO4J_ENV = ("FINRAG_NEO4J_URI", "FINRAG_NEO4J_USER", "FINRAG_NEO4J_PASSWORD", "FINRAG_NEO4J_DATABASE")
 
@@ -111,8 +112,7 @@ def test_cli_missing_and_foreign_store(capsys, tmp_path, lb_store):
 
 
 def test_cli_llm_down(capsys, lb_store, monkeypatch, tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]              # a port nobody listens on
+    port = free_port()                                                     # a port nobody listens on
     monkeypatch.setenv("FINRAG_LLM_BASE_URL", f"http://127.0.0.1:{port}/v1")
     monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))        # no cached answer may hide the outage
     code, _, err = run_cli(capsys, "ask", DEMO_QUESTIONS[0], "--store", str(lb_store), "--mode", "vector")
