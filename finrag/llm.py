@@ -448,6 +448,7 @@ class LLMClient:
                     srv = local_server(); self._url, self._identity = srv.base_url, srv.identity
                 self._sdk = openai.OpenAI(base_url=self._url, api_key=self.api_key, timeout=self.timeout,
                                           max_retries=0, http_client=self._http)
+                self._sdk.chat.completions   # the SDK imports its resource modules lazily (seconds on a busy machine): not inside a deadline
             return self._sdk
 
     def _on_retry(self, state):
@@ -455,8 +456,9 @@ class LLMClient:
 
     def _attempt(self, req:dict, on_token) -> dict:
         "One HTTP attempt, abandoned `timeout` seconds after it began however slowly bytes arrive; the completion as a JSON dict."
+        sdk = self._client()
         t0 = time.monotonic(); end = t0 + self.timeout
-        with self._client().chat.completions.with_streaming_response.create(**req, timeout=self.timeout) as resp:
+        with sdk.chat.completions.with_streaming_response.create(**req, timeout=self.timeout) as resp:
             ctype = resp.headers.get("content-type")
             if req.get("stream") and "text/event-stream" in (ctype or ""): return _read_stream(resp, end, t0, on_token)
             buf = bytearray()

