@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: demo test install dev export clean-nbs bench help lab docs notebooks
+.PHONY: demo test install dev export clean-nbs bench help lab docs notebooks lint check hooks
 
 help:
 	@echo "make demo   - set up .venv (CPU torch, offline models) and run 'finrag demo' on the made-up sample"
@@ -17,6 +17,9 @@ help:
 	@echo "make lab    - set up .venv (as make demo) + JupyterLab, register the project kernel, start JupyterLab on 127.0.0.1"
 	@echo "make docs   - build the static docs site offline into site/ (mkdocs: notebooks, README, API reference)"
 	@echo "make notebooks - execute the lesson notebooks in place with a fresh kernel (tiny LLM tier), keep their outputs"
+	@echo "make lint   - ruff on the library, the tests and the bench scripts (rules in pyproject.toml [tool.ruff])"
+	@echo "make check  - nbdev-clean leaves the notebooks unchanged and nbdev-export the library (checked on a copy)"
+	@echo "make hooks  - define the nbdev notebook merge driver named in .gitattributes in this clone's .git/config"
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -65,6 +68,17 @@ test: dev
 
 export: dev
 	$(VENV)/bin/nbdev-export && $(VENV)/bin/nbdev-clean
+
+lint: dev
+	$(VENV)/bin/ruff check finrag tests bench
+
+check: dev
+	$(PY) tools/check_repo.py
+
+# .gitattributes routes *.ipynb merges to the driver `jupyternotebook`; git reads driver commands only from config
+hooks:
+	git config merge.jupyternotebook.name "resolve conflicts with nbdev_fix"
+	git config merge.jupyternotebook.driver "$(abspath $(VENV))/bin/nbdev-merge %O %A %B %P"
 
 bench: install
 	$(PY) bench/foundation.py

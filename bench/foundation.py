@@ -6,7 +6,7 @@ on the local llama.cpp server. Not a test: numbers are printed, never asserted.
 
     python bench/foundation.py [--fnspid PATH] [--no-llm]
 """
-import argparse, os, statistics, sys, time
+import argparse, os, statistics, time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -10,7 +10,7 @@ timing (cached on disk), MaxSim's document token vectors are computed before tim
 Numbers are printed, never asserted (targets from the P2 issue: stage 1 over a few hundred documents <= 50 ms/query;
 the whole cascade without LLM <= 1 s/query).
 """
-import argparse, json, os, random, sys, time, warnings, logging
+import argparse, json, os, random, time, warnings, logging
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
@@ -36,7 +36,6 @@ def main():
     import torch, transformers
     torch.set_num_threads(a.threads)
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
-    from finrag.core import project_root
     from finrag.data import load_dev
     from finrag.preretrieval import preprocess_dataset
     from finrag.hierarchical import make_scorer, HierarchicalRetriever, DEFAULT_PRERETRIEVAL

@@ -13,12 +13,10 @@ summary prints how many). Point the LLM at a server with FINRAG_LLM_BASE_URL / F
 on one thread). `search` prints per-query latency, calls and tokens; cached calls cost ~nothing, so the latency of
 a rerun is not a benchmark (the cache hits are printed). Numbers are printed, never asserted.
 """
-import argparse, json, os, random, statistics, sys, time
-from pathlib import Path
+import argparse, os, statistics, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
-from finrag.core import project_root
 from finrag.data import load_dev, BeirDataset
 
 

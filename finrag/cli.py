@@ -315,7 +315,7 @@ def build_summary(stats:dict) -> str:
              f"{llm.get('completion_tokens', 0)} completion tokens, {llm.get('parse_failures', 0)} unparsed, model {stats.get('model')}",
              f"  partitions  {stats.get('partition_llm', 0)} by the LLM, {stats.get('partition_fallbacks', 0)} fell back to k-means, "
              f"{stats.get('partition_kmeans', 0)} by k-means",
-             f"  seconds     " + ", ".join(f"{k} {v:.1f}" for k, v in sec.items())]
+             "  seconds     " + ", ".join(f"{k} {v:.1f}" for k, v in sec.items())]
     lines += [f"  deviation   {d}" for d in stats.get("deviations", [])]
     return "\n".join(lines)
 

@@ -4,9 +4,8 @@
 
 # %% ../nbs/10_graph.ipynb #fd53ef5f
 from __future__ import annotations
-import datetime as _dt, logging, operator, time
+import datetime as _dt, logging, operator
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from .core import FinragError, InputError, project_root
 from .config import Settings, get_settings

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 import numpy as np
-from .core import InputError, LoadReport, Timings
+from .core import InputError, LoadReport
 from .config import get_settings
 from .data import BeirDataset
 

@@ -1,5 +1,5 @@
 """Repository invariants: the library is the export of the notebooks; settings.ini is complete."""
-import filecmp, shutil, subprocess, sys
+import filecmp, json, re, shutil, subprocess, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,8 +19,26 @@ def test_nbdev_export_leaves_library_unchanged(tmp_path):
     assert diffs(cmp) == [], "finrag/ differs from `nbdev-export` output; edit the notebooks, then run `make export`"
 
 
+def default_exps() -> set:
+    "The module names of the notebooks' `#| default_exp <name>` cells (exact first lines, not substrings)."
+    out = set()
+    for p in (ROOT / "nbs").rglob("*.ipynb"):
+        for c in json.loads(p.read_text(encoding="utf-8"))["cells"]:
+            src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            m = re.match(r"#\|\s*default_exp\s+(\S+)\s*$", src.strip().split("\n")[0]) if c["cell_type"] == "code" and src.strip() else None
+            if m: out.add(m.group(1))
+    return out
+
+
 def test_every_module_has_a_notebook():
-    mods = {p.stem for p in (ROOT / "finrag").glob("*.py") if not p.stem.startswith("_")}
-    src = " ".join(p.read_text() for p in (ROOT / "nbs").glob("*.ipynb"))
-    missing = [m for m in mods if f"default_exp {m}" not in src]
+    mods = {p.stem for p in (ROOT / "finrag").glob("*.py") if not p.stem.startswith("_")} - {"__init__"}
+    missing = sorted(mods - default_exps())
     assert missing == [], f"modules without a source notebook: {missing}"
+
+
+def test_default_exp_is_matched_exactly(tmp_path, monkeypatch):
+    "`default_exp graphrag` must not count as a notebook of `graph` (the check above once matched substrings)."
+    nb = {"cells": [{"cell_type": "code", "source": ["#| default_exp graphrag"], "metadata": {}, "outputs": []}]}
+    (tmp_path / "nbs").mkdir(); (tmp_path / "nbs" / "12_graphrag.ipynb").write_text(json.dumps(nb))
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert default_exps() == {"graphrag"}

@@ -1,0 +1,74 @@
+"""The README's results tables quote results/*.json: every measured number in them must be in the JSON it names.
+
+A results table is a Markdown table in the README whose section (the text since the last heading, the table's own
+paragraph included) names one or more `results/<name>.json` files. Each cell number written with three or more
+decimals (0.905, 0.4883 — metrics, p-values; latencies and percentages are not checked) must be, rounded to the
+decimals shown, some number in those files — outside lists of more than 100 items (per-question rows), which would
+match almost any number. Bold, brackets, signs and thousands separators are ignored. The check is by value, not by
+key: a wrong 3-decimal number still matches some other value of results/p1_eval.json about one time in five (P2, P3:
+one in 15–35; measured with random numbers), so it catches stale tables, not every typo. A table that names no results file is not checked, so
+prose tables (the CLI, the models) need nothing; a helper who updates a JSON and the README together stays green,
+one who updates only one of them is told which number and which file disagree.
+"""
+import json, re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NUM = re.compile(r"(?<![\w.])-?\d+\.(\d{3,})(?![\d])")
+
+
+def numbers(obj, max_list:int=100) -> list[float]:
+    "Every int and float in a parsed JSON value (booleans and lists longer than `max_list` excluded)."
+    if isinstance(obj, bool): return []
+    if isinstance(obj, (int, float)): return [float(obj)]
+    if isinstance(obj, dict): return [x for v in obj.values() for x in numbers(v, max_list)]
+    if isinstance(obj, list): return [] if len(obj) > max_list else [x for v in obj for x in numbers(v, max_list)]
+    return []
+
+
+def results_tables(text:str) -> list[tuple[list[str], list[str]]]:
+    "(results files named in the section, table lines) for each Markdown table of `text`."
+    out, section, table = [], [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"): table.append(line); continue
+        if table:
+            files = sorted(set(re.findall(r"results/[\w.-]+\.json", "\n".join(section))))
+            out.append((files, table)); section += table; table = []
+        section = [] if line.startswith("#") else section + [line]
+    return out
+
+
+def quoted(table:list[str]) -> list[tuple[str, int]]:
+    "(number as written, decimals) of the body cells of a table (header and separator rows skipped)."
+    cells = [c for row in table[2:] for c in row.strip("|").split("|")]
+    return [(m.group(0), len(m.group(1))) for c in cells for m in NUM.finditer(c.replace("**", "").replace(",", ""))]
+
+
+def mismatches(readme:Path, root:Path) -> list[str]:
+    bad = []
+    for files, table in results_tables(readme.read_text(encoding="utf-8")):
+        if not files: continue
+        missing = [f for f in files if not (root/f).is_file()]
+        if missing: bad.append(f"{missing} named by the table starting {table[0][:60]!r} does not exist"); continue
+        values = [x for f in files for x in numbers(json.loads((root/f).read_text(encoding="utf-8")))]
+        for s, d in quoted(table):
+            x = float(s)
+            if not any(abs(abs(v) - abs(x)) <= 0.5 * 10**-d + 1e-9 for v in values):
+                bad.append(f"{s} (table {table[0][:50]!r}) is in none of {files}")
+    return bad
+
+
+def test_readme_results_match_json():
+    bad = mismatches(ROOT / "README.md", ROOT)
+    assert bad == [], "README results tables disagree with results/*.json:\n" + "\n".join(bad)
+
+
+def test_the_check_can_fail(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.json").write_text(json.dumps({"rows": [{"ndcg@10": 0.74049, "p": 0.0113}]}))
+    readme = tmp_path / "README.md"
+    readme.write_text("## R\n\nFrom `results/r.json`:\n\n| m | nDCG@10 | p |\n|---|---|---|\n| bm25 | **0.740** | 0.011 |\n\n"
+                      "## Prose\n\n| a | b |\n|---|---|\n| x | 0.123456 |\n")
+    assert mismatches(readme, tmp_path) == []                     # rounded, bold; the prose table names no file
+    readme.write_text(readme.read_text().replace("0.740", "0.745"))              # 0.74049 does not round to 0.745
+    assert mismatches(readme, tmp_path) == ["0.745 (table '| m | nDCG@10 | p |') is in none of ['results/r.json']"]
