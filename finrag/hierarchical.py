@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib, json, time
 from pathlib import Path
 import numpy as np
-from .core import InputError, FinragError, ModelUnavailableError, Timings
+from .core import InputError, FinragError, ModelUnavailableError, Timings, default_embedder
 from .config import get_settings
 from .data import BeirDataset, _require_file
 from .retrieval import doc_text
@@ -33,9 +33,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     "A `finrag.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder."
     n = str(name).strip()
     def emb():
-        if embedder is not None: return embedder
-        from finrag.models import get_embedder
-        return get_embedder()
+        return default_embedder(embedder)
     if n == "bm25": return BM25Scorer(corpus)
     if n == "biencoder": return BiEncoderScorer(emb(), corpus, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), corpus, cache_dir)])

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
-from .core import FinragError, InputError, LLMError, Timings
+from .core import FinragError, InputError, LLMError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .lattice_tree import SemanticNode, SemanticTree, CHARS_PER_TOKEN, llm_call_failure
 
@@ -286,9 +286,7 @@ class LLMScorer:
 
     @property
     def llm(self):
-        if self._llm is None:
-            from finrag.llm import get_llm
-            self._llm = get_llm()
+        self._llm = default_llm(self._llm)
         return self._llm
 
     def max_tokens(self, n:int) -> int: return 40 + 17 * n + (self.reasoning_chars // 3 if self.reasoning else 0)
@@ -349,9 +347,7 @@ class PointwiseScorer:
 
     @property
     def llm(self):
-        if self._llm is None:
-            from finrag.llm import get_llm
-            self._llm = get_llm()
+        self._llm = default_llm(self._llm)
         return self._llm
 
     def messages(self, query:str, desc:str, leaf:bool) -> list[dict]:
@@ -388,9 +384,7 @@ class EmbeddingScorer:
 
     @property
     def embedder(self):
-        if self._embedder is None:
-            from finrag.models import get_embedder
-            self._embedder = get_embedder()
+        self._embedder = default_embedder(self._embedder)
         return self._embedder
 
     def _vecs(self, texts):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
-from .core import FinragError, InputError, Timings
+from .core import FinragError, InputError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .data import BeirDataset
 
@@ -440,18 +440,14 @@ class _Builder:
 
     @property
     def llm(self):
-        if self._llm is None:
-            from finrag.llm import get_llm
-            self._llm = get_llm()
+        self._llm = default_llm(self._llm)
         return self._llm
 
     def prepare(self):
         with self.t("embed"):
             if self.emb is None:
                 from finrag.retrieval import corpus_embeddings   # cached on disk, shared with dense retrieval
-                if self._embedder is None:
-                    from finrag.models import get_embedder
-                    self._embedder = get_embedder()
+                self._embedder = default_embedder(self._embedder)
                 self.emb = corpus_embeddings({i: {"title": t, "text": x} for i, (t, x) in zip(self.ids, self.docs)}, self._embedder)
             self.emb = np.asarray(self.emb, dtype=np.float32)
             if self.emb.shape[0] != len(self.ids):

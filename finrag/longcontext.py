@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, math, re, time
 from dataclasses import dataclass, field
 import numpy as np
-from .core import InputError, LLMError
+from .core import InputError, LLMError, default_embedder, default_llm
 from .config import get_settings
 from .preretrieval import count_tokens
 
@@ -145,9 +145,7 @@ class LongContextAnswer:
     docs: list|None = None          # the documents actually split (pieces, when one long document was split)
 
 def _embed(embed, texts:list[str]) -> np.ndarray:
-    if embed is None:
-        from finrag.models import get_embedder
-        embed = get_embedder()
+    embed = default_embedder(embed)
     v = np.asarray(embed.encode(texts) if hasattr(embed, "encode") else embed(texts), dtype=np.float64)
     return v/np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
@@ -188,9 +186,7 @@ def answer_with_context(question:str,                 # the user's question
     if confidence not in ("auto", "self"): raise InputError(f"confidence must be 'auto' or 'self', got {confidence!r}", field="confidence")
     limit = int(threshold_tokens if threshold_tokens is not None else get_settings().hierarchical.long_context_tokens)
     if limit < 1: raise InputError(f"threshold_tokens must be positive, got {limit}", field="threshold_tokens")
-    if llm is None:
-        from finrag.llm import get_llm
-        llm = get_llm()
+    llm = default_llm(llm)
     docs = list(docs)
     toks = [count_tokens(d, tokenizer) for d in docs]
     total = sum(toks)

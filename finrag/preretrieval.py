@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace, asdict
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
-from .core import InputError, LLMError, ModelUnavailableError, Timings, data_dir
+from .core import InputError, LLMError, ModelUnavailableError, Timings, data_dir, default_llm
 from .config import get_settings
 from .data import BeirDataset
 
@@ -452,9 +452,7 @@ def _llm_text(llm, messages, step, report, max_tokens):
     return (r.text or "").strip()
 
 def _get_llm(llm):
-    if llm is not None: return llm
-    from finrag.llm import get_llm
-    return get_llm()
+    return default_llm(llm)
 
 # %% ../nbs/21_preretrieval.ipynb #50e2c365
 KEYWORD_SCHEMA = {"type": "object", "properties": {"keywords": {"type": "array", "items": {"type": "string", "maxLength": 40},

@@ -8,7 +8,7 @@ import json, math, random, time
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
-from .core import FinragError, InputError, ModelUnavailableError, LLMError, Timings
+from .core import FinragError, InputError, ModelUnavailableError, LLMError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .data import BeirDataset
 from .retrieval import BM25Retriever, corpus_embeddings, doc_text
@@ -54,9 +54,7 @@ class BiEncoderScorer:
                  corpus:dict|None=None, # precompute (and cache on disk) this corpus' vectors
                  cache_dir=None,      # see `corpus_embeddings`
                  max_cached:int=100_000): # documents encoded on the fly kept in memory (by text)
-        if embedder is None:
-            from finrag.models import get_embedder
-            embedder = get_embedder()
+        embedder = default_embedder(embedder)
         self.embedder, self.max_cached, self._memo = embedder, max_cached, {}
         self.pos, self.vectors = {}, None
         if corpus:
@@ -110,9 +108,7 @@ class MaxSimScorer:
     def __init__(self,
                  embedder=None,          # a `finrag.models.Embedder`; None = `get_embedder()`
                  max_cached:int=20_000): # documents whose token vectors stay in memory
-        if embedder is None:
-            from finrag.models import get_embedder
-            embedder = get_embedder()
+        embedder = default_embedder(embedder)
         self.embedder, self.max_cached, self._memo = embedder, max_cached, {}
 
     def encode_tokens(self, texts:list) -> list:
@@ -222,9 +218,7 @@ class LLMYesNoScorer:
                  instruction:str=DEFAULT_INSTRUCTION, # the <Instruct> line
                  max_doc_chars:int=2000,         # documents are cut to this many characters (the LLM's context is small)
                  top_logprobs:int=20):
-        if llm is None:
-            from finrag.llm import get_llm
-            llm = get_llm()
+        llm = default_llm(llm)
         self.llm, self.instruction, self.max_doc_chars, self.top_logprobs = llm, instruction, max_doc_chars, top_logprobs
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 

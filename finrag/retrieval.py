@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 import numpy as np
-from .core import InputError, LoadReport
+from .core import InputError, LoadReport, default_embedder
 from .config import get_settings
 from .data import BeirDataset
 
@@ -116,9 +116,7 @@ def corpus_embeddings(corpus:dict,          # doc id -> {"title", "text"}
                       batch_size:int=64,
                       show_progress:bool=False) -> np.ndarray:
     "(n_docs, dim) float32 L2-normalised embeddings of the corpus in its order, cached on disk (see above)."
-    if embedder is None:
-        from finrag.models import get_embedder
-        embedder = get_embedder()
+    embedder = default_embedder(embedder)
     ids = _check_corpus(corpus)
     path = None
     if cache_dir is not False:
@@ -148,9 +146,7 @@ class DenseRetriever:
                  batch_size:int=64,
                  show_progress:bool=False):
         import faiss
-        if embedder is None:
-            from finrag.models import get_embedder
-            embedder = get_embedder()
+        embedder = default_embedder(embedder)
         self.embedder, self.ids = embedder, _check_corpus(corpus)
         self.pos = {d: i for i, d in enumerate(self.ids)}
         self.vectors = corpus_embeddings(corpus, embedder, cache_dir, batch_size, show_progress)
