@@ -4,23 +4,26 @@
 
 # %% ../nbs/24_hierarchical.ipynb #dd6a3e15
 from __future__ import annotations
-import hashlib, json, time
+import json, math, re, time
+from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np
-from .core import InputError, FinragError, ModelUnavailableError, Timings, default_embedder
+from fastcore.basics import patch
+from .core import InputError, FinragError, ModelUnavailableError, Timings, default_embedder, default_llm
 from .config import get_settings
-from .data import BeirDataset, _require_file
-from .retrieval import doc_text
-from .preretrieval import (PreRetrievalConfig, PreRetrievalReport, TypoCorrector, corpus_idf, get_glossary,
-                                 preprocess_document, preprocess_query, normalize_text)
-from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer
+from .data import BeirDataset
+from .retrieval import doc_text, register_method
+from .preretrieval import PreRetrievalConfig, PreRetrievalReport, PreRetriever, normalize_units
+from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade
+from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'DEFAULT_STAGE2', 'DEFAULT_PRERETRIEVAL', 'finetuned_ce_dir', 'make_scorer',
-           'default_stage2', 'HierarchicalRetriever']
+__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA',
+           'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer', 'default_stage2', 'HierarchicalRetriever', 'Answer',
+           'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../nbs/24_hierarchical.ipynb #e72206bc
-STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "ce", "ce:<path>")
+STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
 
 def finetuned_ce_dir() -> Path:
     "Where nbs/22_rerank saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
@@ -38,6 +41,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     if n == "biencoder": return BiEncoderScorer(emb(), corpus, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), corpus, cache_dir)])
     if n == "maxsim": return MaxSimScorer(emb())
+    if n == "llm": return LLMYesNoScorer()
     if n == "ce" or n.startswith("ce:"):
         path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
         if n == "ce" and not Path(path).is_dir():
@@ -49,11 +53,16 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
 # %% ../nbs/24_hierarchical.ipynb #7b7be011
 DEFAULT_STAGE1 = "hybrid"      # RRF(BM25, MiniLM): recall@100 1.0 on the held-out halves, BM25 0.97 (FinanceBench)
 DEFAULT_STAGE2 = "maxsim"      # best stage 2 measured (nbs/22); the fine-tuned cross-encoder measured far worse
-DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost, 135M model)
+DEFAULT_FUSION = "rrf"         # stage 2 fused with stage 1 (nbs/experiments/p2_financerag: never below stage 1 on a dev half)
+DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
 
 def default_stage2() -> str:
     "The stage-2 scorer that `stage2='auto'` means: `DEFAULT_STAGE2`."
     return DEFAULT_STAGE2
+
+def _llm_of(scorer):
+    "The `LLMClient` a scorer calls (LLM judges), else None."
+    return getattr(scorer, "llm", None) if hasattr(getattr(scorer, "llm", None), "stats") else None
 
 class HierarchicalRetriever:
     "P2 retrieval: pre-retrieval → stage 1 over the whole corpus keeps `stage1_keep` → stage 2 keeps `final_k` (`Retriever` protocol)."
@@ -64,72 +73,143 @@ class HierarchicalRetriever:
                  preretrieval:PreRetrievalConfig|None=DEFAULT_PRERETRIEVAL, # None = no pre-retrieval
                  stage1_keep:int|None=None,     # None = `[hierarchical] stage1_keep`
                  final_k:int|None=None,         # None = `[hierarchical] final_k`
+                 fusion:str|None="auto",        # 'auto' = `DEFAULT_FUSION`; None | 'rrf' | 'interp' (see `Cascade`)
+                 weight:float=0.5,              # interp: weight of stage 2
+                 adaptive:float|None=None,      # call stage 2 only where stage 1's margin is below this (see `Cascade`)
                  embedder=None, cache_dir=None, llm=None):
         if not corpus: raise InputError("the corpus is empty", field="corpus")
         h = get_settings().hierarchical
         self.stage1_keep = int(h.stage1_keep if stage1_keep is None else stage1_keep)
         self.final_k = int(h.final_k if final_k is None else final_k)
         if self.stage1_keep < 1 or self.final_k < 1: raise InputError("stage1_keep and final_k must be positive", field="keep")
-        self.cfg, self.llm, self.timings, self.report = preretrieval, llm, Timings(), PreRetrievalReport()
-        self.raw = corpus
+        self.cfg, self.llm, self.timings, self.raw = preretrieval, llm, Timings(), corpus
+        self.pre = None if preretrieval is None else PreRetriever(preretrieval, llm)
         with self.timings("preretrieval.documents"):
-            if preretrieval is None: self.corpus = corpus
-            else:
-                g = get_glossary()
-                self.glossary = g
-                raw = [doc_text(d) for d in corpus.values()]
-                self.corrector = TypoCorrector.from_texts(raw, g, min_count=preretrieval.typo_min_count) if preretrieval.typos else None
-                self.idf = corpus_idf(raw) if preretrieval.keywords else None
-                self.corpus = {i: {**d, "title": normalize_text(d.get("title") or "", preretrieval.lowercase, preretrieval.units,
-                                                                preretrieval.abbreviations, g) if d.get("title") else "",
-                                   "text": preprocess_document(d["text"], preretrieval, llm, g, report=self.report)}
-                               for i, d in corpus.items()}
+            self.corpus = corpus if self.pre is None else self.pre.fit(corpus).documents(corpus)
+        self.report = self.pre.report if self.pre else PreRetrievalReport()
         if stage2 == "auto": stage2 = default_stage2()
         with self.timings("build"):
             self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir) if isinstance(stage1, str) else stage1
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir) if isinstance(stage2, str) else stage2) if stage2 else None
+        stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k)] if self.stage2 else [])
+        self.cascade = Cascade(stages, fusion=DEFAULT_FUSION if fusion == "auto" else fusion, weight=weight,
+                               adaptive=adaptive, backfill=True)
         self.texts = {i: doc_text(d) for i, d in self.corpus.items()}
+        c = self.cascade
+        opts = [o for o in (self.stage2 and c.fusion and (c.fusion + (f"{weight:g}" if c.fusion == "interp" else "")),
+                            self.stage2 and adaptive is not None and f"adaptive<{adaptive:g}") if o]
         self.name = ("hierarchical(" + ("pre+" if preretrieval is not None else "") + f"{self.stage1.name}@{self.stage1_keep}" +
-                     (f" > {self.stage2.name}@{self.final_k}" if self.stage2 else "") + ")")
-        self.n_queries = 0
-
-    def query(self, text:str) -> str:
-        "The query after the pre-retrieval steps (unchanged when pre-retrieval is off)."
-        if self.cfg is None: return text
-        return preprocess_query(text, self.cfg, self.llm, self.glossary, self.corrector, self.idf, self.report)
-
-    def rank(self, query:str, excluded=()) -> list:
-        "[(doc id, stage)] best first: stage 2's top `final_k` (stage=2), then the rest of stage 1's survivors (stage=1)."
-        with self.timings("preretrieval.query"): q = self.query(query)
-        ex = set(excluded or ())
-        ids = [d for d in self.corpus if d not in ex]
-        with self.timings("stage1"):
-            s = np.asarray(self.stage1.score(q, [self.texts[d] for d in ids], ids), dtype=np.float64)
-            top = [ids[j] for j in np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable")[:self.stage1_keep]]
-        self.n_queries += 1
-        if self.stage2 is None: return [(d, 1) for d in top]
-        with self.timings("stage2"):
-            s2 = np.asarray(self.stage2.score(q, [self.texts[d] for d in top], top), dtype=np.float64)
-            if len(s2) != len(top): raise FinragError(f"scorer {self.stage2.name} returned {len(s2)} scores for {len(top)} documents")
-            head = [top[j] for j in np.argsort(-np.nan_to_num(s2, nan=-np.inf), kind="stable")[:self.final_k]]
-        kept = set(head)
-        return [(d, 2) for d in head] + [(d, 1) for d in top if d not in kept]
-
-    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
-        "{qid: {doc id: rank-based score}} of `rank`, cut to `k` (see above)."
-        run = {}
-        for q, text in queries.items():
-            r = self.rank(text, (excluded or {}).get(q, ()))[:k]
-            run[q] = {d: float(len(r) - i) for i, (d, _) in enumerate(r)}
-        return run
-
-    def stage_seconds(self) -> dict:
-        "Mean seconds per query of each query-time step (pre-retrieval of the query, stage 1, stage 2)."
-        return {s: v/max(self.n_queries, 1) for s, v in self.timings.items() if s not in ("preretrieval.documents", "build")}
+                     (f" > {self.stage2.name}@{self.final_k}" if self.stage2 else "") + (", " + ", ".join(opts) if opts else "") + ")")
+        self.n_queries, self.query_stats = 0, {}
 
     def __repr__(self): return self.name
+
+# %% ../nbs/24_hierarchical.ipynb #0dd8af4d
+@patch
+def query(self:HierarchicalRetriever, text:str) -> str:
+    "The query after the pre-retrieval steps (unchanged when pre-retrieval is off)."
+    return text if self.pre is None else self.pre.query(text)
+
+@patch
+def rank(self:HierarchicalRetriever, query:str, excluded=()) -> list:
+    "[(doc id, stage)] best first: the cascade's top `final_k`, then the rest of stage 1's survivors (stage=1), by `Cascade(backfill=True)`."
+    llms = [l for l in {id(l): l for l in map(_llm_of, (self.stage1, self.stage2)) if l}.values()]
+    before = [asdict(l.stats) for l in llms]
+    with self.timings("preretrieval.query"): q = self.query(query)
+    ex = set(excluded or ())
+    r = self.cascade.rank(q, {d: self.texts[d] for d in self.corpus if d not in ex})
+    self.n_queries += 1
+    if llms:
+        self.query_stats[self.n_queries] = {k: sum(asdict(l.stats)[k] - b[k] for l, b in zip(llms, before))
+                                            for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens")}
+    return [(d, st) for d, _, st in r]
+
+@patch
+def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
+    "{qid: {doc id: rank-based score}} of `rank`, cut to `k` (see above)."
+    run = {}
+    for q, text in queries.items():
+        r = self.rank(text, (excluded or {}).get(q, ()))[:k]
+        run[q] = {d: float(len(r) - i) for i, (d, _) in enumerate(r)}
+    return run
+
+@patch
+def stage_seconds(self:HierarchicalRetriever) -> dict:
+    "Mean seconds per query of each query-time step that ran (pre-retrieval of the query, stage 1, stage 2)."
+    t = {s: v for s, v in self.timings.items() if s not in ("preretrieval.documents", "build")} | dict(self.cascade.timings.items())
+    return {s: v/max(self.n_queries, 1) for s, v in t.items()}
+
+register_method("hierarchical", HierarchicalRetriever, preretrieval=True, doc="P2: pre-retrieval > stage 1 keeps 100 > stage 2 keeps 20, fused")
 
 # %% ../nbs/24_hierarchical.ipynb #5fc0e4c8
 from .retrieval import register_method
 register_method("hierarchical", HierarchicalRetriever, preretrieval=True, batch=1,
                 doc="P2: pre-retrieval > stage 1 keeps 100 > stage 2 keeps 20 (--stage1, --stage2)")
+
+# %% ../nbs/24_hierarchical.ipynb #b94c49d7
+@dataclass
+class Answer:
+    "An answer of `answer_question`: the text, how it was fused, the documents it read and what it cost."
+    question: str
+    answer: str
+    branch: str                  # 'single' | 'one_definitive' | 'more_confident' | 'unknown' (`fuse_answers`)
+    doc_ids: list                # the retrieved top k, best first
+    n_tokens: int                # context tokens of the k documents
+    threshold_tokens: int        # the long-context threshold used
+    crossed: bool                # n_tokens > threshold_tokens (split when `split`, else cut to fit)
+    llm_calls: int               # answering calls (1, or 2 when split)
+    retrieve_seconds: float
+    answer_seconds: float
+    result: LongContextAnswer = field(repr=False, default=None)
+
+def answer_question(question:str,                  # the user's question
+                    retriever:HierarchicalRetriever, # built over the corpus to answer from
+                    llm=None,                      # an `LLMClient`; None = `get_llm()`
+                    k:int|None=None,               # documents to answer from; None = the retriever's `final_k` (20)
+                    threshold_tokens:int|None=None,# None = `long_context_threshold()` (the local window's share, at most 64k)
+                    split:bool=True,               # split/merge above the threshold (False: cut to fit, one call)
+                    tokenizer=None, embed=None,    # see `answer_with_context`
+                    max_tokens:int=128) -> Answer:
+    "Retrieve with the hierarchical pipeline, keep the top `k`, answer (P2: split/merge above the threshold); `InputError` on bad input."
+    if not isinstance(question, str) or not question.strip(): raise InputError("empty question", field="question")
+    k = retriever.final_k if k is None else int(k)
+    if k < 1: raise InputError(f"k must be positive, got {k}", field="k")
+    limit = long_context_threshold() if threshold_tokens is None else int(threshold_tokens)
+    t0 = time.perf_counter()
+    ids = [d for d, _ in retriever.rank(question)][:k]
+    t1 = time.perf_counter()
+    llm = default_llm(llm)
+    r = answer_with_context(question, [doc_text(retriever.raw[d]) for d in ids], llm, limit, tokenizer, embed,
+                            max_tokens=max_tokens, split=split)
+    return Answer(question, r.answer, r.branch, ids, r.n_tokens, limit, r.n_tokens > limit, len(r.parts),
+                  t1 - t0, time.perf_counter() - t1, r)
+
+# %% ../nbs/24_hierarchical.ipynb #ed043eb8
+_NUMERIC = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+def numeric_answer(text:str) -> float|None:
+    "The number a short reference answer states (`$1,577.00`, `1.2%`, `(0.45)`, `$3.2 billion` → scaled), else None (a prose answer)."
+    t = normalize_units(str(text or "")).strip().rstrip(".")
+    m = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)\s*(?:usd|eur|gbp|jpy|percent|%|x|times)?", t, re.I)
+    return float(m.group(1)) if m else None
+
+def numeric_match(pred:str, gold:float, rel_tol:float=0.01) -> bool:
+    "Whether some number of `pred` is within `rel_tol` of `gold`, also after a 10^±3/6/9 rescale (millions vs units) or a sign flip."
+    for m in _NUMERIC.finditer(normalize_units(str(pred or "")).replace(",", "")):
+        p = abs(float(m.group()))
+        for f in (1, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9):
+            if math.isclose(p*f, abs(gold), rel_tol=rel_tol, abs_tol=1e-9): return True
+    return False
+
+JUDGE_SCHEMA = {"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"]}
+JUDGE_PROMPT = """Question: {question}
+Reference answer: {gold}
+Candidate answer: {pred}
+
+Does the candidate answer say the same as the reference answer (same facts and figures; wording may differ)? Reply in JSON with "correct" (true or false)."""
+
+def judge_answer(question:str, gold:str, pred:str, llm) -> bool|None:
+    "The LLM as judge of a prose answer: True/False, None when its reply does not parse; 'unknown' is never correct."
+    if not str(pred or "").strip() or str(pred).strip().lower() == UNKNOWN: return False
+    r = llm.json([{"role": "user", "content": JUDGE_PROMPT.format(question=question, gold=gold, pred=pred)}], JUDGE_SCHEMA, max_tokens=16)
+    return r.data["correct"] if isinstance(r.data, dict) and isinstance(r.data.get("correct"), bool) else None

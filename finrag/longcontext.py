@@ -13,7 +13,8 @@ from .preretrieval import count_tokens
 
 # %% auto #0
 __all__ = ['UNKNOWN', 'ANSWER_SCHEMA', 'ANSWER_SYSTEM', 'ANSWER_PROMPT', 'split_halves', 'HalfAnswer', 'parse_half',
-           'answer_confidence', 'json_with_logprobs', 'fuse_answers', 'LongContextAnswer', 'answer_with_context']
+           'answer_confidence', 'json_with_logprobs', 'fuse_answers', 'LongContextAnswer', 'answer_with_context',
+           'long_context_threshold']
 
 # %% ../nbs/23_longcontext.ipynb #7f727e69
 def split_halves(emb:np.ndarray,        # (n, d) document embeddings in rank order, rows L2-normalised
@@ -176,7 +177,8 @@ def answer_with_context(question:str,                 # the user's question
                         embed=None,                   # `Embedder`-like (`.encode`) or function texts -> (n, d); None = `get_embedder()`
                         balance:float=0.6,            # see `split_halves`
                         confidence:str="auto",        # 'auto' = log-prob confidence when available, 'self' = self-reported only
-                        max_tokens:int=128            # answer budget per call
+                        max_tokens:int=128,           # answer budget per call
+                        split:bool=True               # False: over the threshold, one call on the top documents cut to fit (the ablation)
                        ) -> LongContextAnswer:
     "Answer from `docs`; above `threshold_tokens` split into two coherent halves, answer each, fuse (P2). `InputError` on bad input."
     if not isinstance(question, str) or not question.strip(): raise InputError("empty question", field="question")
@@ -190,8 +192,9 @@ def answer_with_context(question:str,                 # the user's question
     docs = list(docs)
     toks = [count_tokens(d, tokenizer) for d in docs]
     total = sum(toks)
-    if total <= limit:
-        h = _ask(llm, question, list(enumerate(docs)), range(len(docs)), total, 0, max_tokens, confidence)
+    if total <= limit or not split:
+        pairs, cut = _fit(list(range(len(docs))), docs, toks, limit)
+        h = _ask(llm, question, pairs, range(len(docs)), total, cut, max_tokens, confidence)
         parts, split_docs = [h], None
     else:
         if len(docs) == 1:
@@ -209,3 +212,13 @@ def answer_with_context(question:str,                 # the user's question
     conf = [(p.logprob_confidence if p.logprob_confidence is not None else p.self_confidence) for p in parts]
     return LongContextAnswer(answer, branch, [p.docs for p in parts], conf, src, total,
                              sum(not p.parsed for p in parts), parts, split_docs)
+
+# %% ../nbs/23_longcontext.ipynb #2facd928
+def long_context_threshold(model_ctx:int|None=None, # the generator's context window in tokens; None = `[models] llm_ctx`
+                           share:float=0.6          # of the window for the documents (the rest: prompt, answer, tokenizer drift)
+                          ) -> int:
+    "Context tokens above which `answer_with_context` splits: min(`[hierarchical] long_context_tokens` (64k, the paper's), share·window)."
+    s = get_settings()
+    ctx = int(s.models.llm_ctx if model_ctx is None else model_ctx)
+    if ctx < 1 or not 0 < share <= 1: raise InputError(f"need a positive window and a share in (0, 1], got {ctx}, {share}", field="model_ctx")
+    return max(1, min(s.hierarchical.long_context_tokens, int(share*ctx)))

@@ -13,6 +13,7 @@ from pathlib import Path
 from .core import InputError, LLMError, ModelUnavailableError, Timings, data_dir, default_llm
 from .config import get_settings
 from .data import BeirDataset
+from .retrieval import doc_text
 
 # %% auto #0
 __all__ = ['KEYWORD_SCHEMA', 'KEYWORD_PROMPT', 'PARAPHRASE_PROMPT', 'HYDE_PROMPT', 'SUMMARY_PROMPT', 'PreRetrievalReport',
@@ -20,7 +21,7 @@ __all__ = ['KEYWORD_SCHEMA', 'KEYWORD_PROMPT', 'PARAPHRASE_PROMPT', 'HYDE_PROMPT
            'TypoCorrector', 'normalize_text', 'split_table_row', 'is_separator_row', 'table_to_records',
            'tables_to_json', 'default_tokenizer', 'count_tokens', 'corpus_idf', 'keywords_fallback', 'extract_keywords',
            'append_keywords', 'paraphrase', 'hyde', 'figures', 'figure_coverage', 'restore_figures', 'summarize_long',
-           'PreRetrievalConfig', 'preprocess_document', 'preprocess_query', 'preprocess_dataset']
+           'PreRetrievalConfig', 'preprocess_document', 'preprocess_query', 'PreRetriever', 'preprocess_dataset']
 
 # %% ../nbs/21_preretrieval.ipynb #482958a4
 @dataclass
@@ -665,6 +666,49 @@ def preprocess_query(query:str, cfg:PreRetrievalConfig, llm=None, glossary:Gloss
     text = "\n\n".join(p for p in parts if p)
     return normalize_text(text, cfg.lowercase, cfg.units, cfg.abbreviations, glossary, None, report)
 
+# %% ../nbs/21_preretrieval.ipynb #a195e7ca
+class PreRetriever:
+    "Pre-retrieval fitted on a corpus: `fit(corpus)` (typo vocabulary, keyword IDF), then `.query(text)` / `.document(text)`."
+    def __init__(self,
+                 cfg:PreRetrievalConfig|None=None,  # None = the defaults
+                 llm=None,                          # None = `get_llm()` when an LLM step is on
+                 glossary:Glossary|None=None,       # None = `get_glossary()` when a step needs it
+                 tokenizer=None,                    # token counts for summaries
+                 report:PreRetrievalReport|None=None): # counts, LLM counters, seconds
+        self.cfg = cfg = cfg or PreRetrievalConfig()
+        self.report = report if report is not None else PreRetrievalReport()
+        self.glossary = glossary or (get_glossary() if (cfg.abbreviations or cfg.keywords or cfg.typos) else None)
+        needs = cfg.use_llm and (cfg.keywords or cfg.paraphrases > 0 or cfg.hyde or cfg.summaries)
+        self.llm, self.tokenizer, self.corrector, self.idf = _get_llm(llm) if needs else llm, tokenizer, None, None
+
+    def fit(self, corpus:dict) -> "PreRetriever":
+        "Learn the typo vocabulary and the keyword IDF from the raw corpus texts (`doc_text`: title + ' ' + text)."
+        raw, t = [doc_text(d) for d in corpus.values()], self.report.timings
+        if self.cfg.typos:
+            with t("typos.index"): self.corrector = TypoCorrector.from_texts(raw, self.glossary, min_count=self.cfg.typo_min_count)
+        if self.cfg.keywords:
+            with t("keywords.idf"): self.idf = corpus_idf(raw)
+        return self
+
+    def query(self, text:str) -> str:
+        "A query through the query steps (`preprocess_query`) with the fitted vocabulary and IDF."
+        return preprocess_query(text, self.cfg, self.llm, self.glossary, self.corrector, self.idf, self.report)
+
+    def document(self, text:str) -> str:
+        "A document text through the document steps (`preprocess_document`)."
+        return preprocess_document(text, self.cfg, self.llm, self.glossary, self.tokenizer, self.report)
+
+    def title(self, title:str) -> str:
+        "A title through the deterministic steps (units, abbreviations, lower-case)."
+        c = self.cfg
+        return normalize_text(title, c.lowercase, c.units, c.abbreviations, self.glossary) if title else (title or "")
+
+    def documents(self, corpus:dict) -> dict:
+        "The corpus with every title and text pre-processed (entries otherwise unchanged)."
+        with self.report.timings("documents"):
+            return {i: {**d, "title": self.title(d.get("title", "")), "text": self.document(d["text"])} for i, d in corpus.items()}
+
+# %% ../nbs/21_preretrieval.ipynb #ff6adfcd
 def _llm_delta(llm, before:dict|None) -> dict:
     if llm is None or not hasattr(llm, "stats") or before is None: return {}
     after = asdict(llm.stats)
@@ -677,26 +721,12 @@ def preprocess_dataset(ds:BeirDataset,                      # the dataset to tra
                        tokenizer=None,                      # token counts for summaries
                        report:PreRetrievalReport|None=None  # filled with counts, LLM counters and seconds
                       ) -> BeirDataset:
-    "A new `BeirDataset` whose queries and documents went through the steps switched on in `cfg`; qrels unchanged."
-    cfg, report = cfg or PreRetrievalConfig(), report if report is not None else PreRetrievalReport()
-    g = glossary or (get_glossary() if (cfg.abbreviations or cfg.keywords or cfg.typos) else None)
-    needs_llm = cfg.use_llm and (cfg.keywords or cfg.paraphrases > 0 or cfg.hyde or cfg.summaries)
-    llm = _get_llm(llm) if needs_llm else llm
-    before = asdict(llm.stats) if llm is not None and hasattr(llm, "stats") else None
-    t = report.timings
-    raw = [f"{d.get('title', '')}\n{d['text']}" for d in ds.corpus.values()]
-    corrector = idf = None
-    if cfg.typos:
-        with t("typos.index"): corrector = TypoCorrector.from_texts(raw, g, min_count=cfg.typo_min_count)
-    if cfg.keywords:
-        with t("keywords.idf"): idf = corpus_idf(raw)
-    corpus = {}
-    with t("documents"):
-        for i, d in ds.corpus.items():
-            title = normalize_text(d.get("title", ""), cfg.lowercase, cfg.units, cfg.abbreviations, g) if d.get("title") else d.get("title", "")
-            corpus[i] = {**d, "title": title, "text": preprocess_document(d["text"], cfg, llm, g, tokenizer, report)}
-    with t("queries"):
-        queries = {i: preprocess_query(q, cfg, llm, g, corrector, idf, report) for i, q in ds.queries.items()}
+    "A new `BeirDataset` whose queries and documents went through the steps switched on in `cfg` (`PreRetriever`); qrels unchanged."
+    report = report if report is not None else PreRetrievalReport()
+    pre = PreRetriever(cfg, llm, glossary, tokenizer, report)
+    before = asdict(pre.llm.stats) if pre.llm is not None and hasattr(pre.llm, "stats") else None
+    corpus = pre.fit(ds.corpus).documents(ds.corpus)
+    with report.timings("queries"): queries = {i: pre.query(q) for i, q in ds.queries.items()}
     report.counts["documents.n"], report.counts["queries.n"] = len(corpus), len(queries)
-    report.llm = _llm_delta(llm, before)
+    report.llm = _llm_delta(pre.llm, before)
     return BeirDataset(ds.name, corpus, queries, {q: dict(r) for q, r in ds.qrels.items()}, ds.report)

@@ -8,15 +8,18 @@ import json, math, random, time
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
+from fastcore.basics import patch
 from .core import FinragError, InputError, ModelUnavailableError, LLMError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .data import BeirDataset
-from .retrieval import BM25Retriever, corpus_embeddings, doc_text
+from .llm import RELEVANCE_SYSTEM, relevance, relevance_messages
+from .retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
-__all__ = ['PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'Scorer', 'BM25Scorer', 'BiEncoderScorer',
-           'HybridScorer', 'MaxSimScorer', 'load_cross_encoder', 'CrossEncoderScorer', 'yes_probability',
-           'chat_logprobs', 'LLMYesNoScorer', 'Cascade', 'split_queries', 'training_pairs', 'finetune_cross_encoder']
+__all__ = ['PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer',
+           'BiEncoderScorer', 'HybridScorer', 'MaxSimScorer', 'load_cross_encoder', 'CrossEncoderScorer',
+           'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade', 'split_queries', 'training_pairs',
+           'finetune_cross_encoder']
 
 # %% ../nbs/22_rerank.ipynb #1575c1b6
 @runtime_checkable
@@ -76,30 +79,25 @@ class BiEncoderScorer:
         return self.doc_vectors(list(docs), ids) @ self.embedder.encode([query])[0]
 
 # %% ../nbs/22_rerank.ipynb #7529ab34
-def _ranks(s:np.ndarray) -> np.ndarray:
-    "1-based ranks of `s` (1 = highest), ties in input order; NaN ranks last."
-    s = np.nan_to_num(np.asarray(s, dtype=np.float64), nan=-np.inf)
-    r = np.empty(len(s), dtype=np.int64)
-    r[np.argsort(-s, kind="stable")] = np.arange(1, len(s) + 1)
-    return r
+def _pool_rrf(score_lists:list, rrf_k:float=60) -> np.ndarray:
+    "(n,) RRF of several (n,) score arrays over one pool, by `finrag.retrieval.rrf`; NaN ranks last, ties keep pool order."
+    runs = [{"q": dict(enumerate(np.nan_to_num(np.asarray(s, dtype=np.float64), nan=-np.inf).tolist()))} for s in score_lists]
+    fused = rrf(runs, rrf_k).get("q", {})
+    return np.array([fused[i] for i in range(len(score_lists[0]))]) if score_lists and len(score_lists[0]) else np.zeros(0)
 
 class HybridScorer:
-    "Reciprocal rank fusion of several scorers over the pool: Σ w/(k + rank)."
+    "Reciprocal rank fusion of several scorers over the pool: Σ 1/(rrf_k + rank) (`finrag.retrieval.rrf`)."
     def __init__(self,
                  scorers:list,             # `Scorer`s
-                 k:float=60,               # RRF constant
-                 weights:list|None=None):  # one weight per scorer (default 1)
+                 rrf_k:float=60):          # RRF constant
         if not scorers: raise InputError("HybridScorer needs at least one scorer", field="scorers")
-        self.scorers, self.k = list(scorers), k
-        self.weights = list(weights) if weights is not None else [1.0]*len(self.scorers)
-        if len(self.weights) != len(self.scorers): raise InputError("one weight per scorer", field="weights")
+        self.scorers, self.rrf_k = list(scorers), rrf_k
         self.name = "rrf(" + "+".join(s.name for s in self.scorers) + ")"
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
-        "(len(docs),) fused scores in (0, Σw/(k+1)]."
-        out = np.zeros(len(docs))
-        for sc, w in zip(self.scorers, self.weights): out += w/(self.k + _ranks(sc.score(query, docs, ids)))
-        return out
+        "(len(docs),) fused scores in (0, n_scorers/(rrf_k+1)]."
+        if not len(docs): return np.zeros(0)
+        return _pool_rrf([sc.score(query, docs, ids) for sc in self.scorers], self.rrf_k)
 
 # %% ../nbs/22_rerank.ipynb #c7d40ea8
 class MaxSimScorer:
@@ -141,12 +139,12 @@ def load_cross_encoder(model:str,            # a local folder or a hub id (see `
                        trust_remote_code:bool=False): # allow the model's own code (jina-reranker-v3 needs it)
     "A sentence-transformers `CrossEncoder` on the CPU; `ModelUnavailableError` when it cannot be loaded (e.g. a hub id offline)."
     from sentence_transformers import CrossEncoder
-    from finrag.models import resolve_model_path, _offline, _hub_errors
+    from finrag.models import resolve_model_path, hub_offline, hub_errors
     path = resolve_model_path(model)
     try:
         return CrossEncoder(path, device="cpu", max_length=max_length, num_labels=num_labels,
-                            local_files_only=_offline() and not Path(path).is_dir(), trust_remote_code=trust_remote_code)
-    except _hub_errors() as e:
+                            local_files_only=hub_offline() and not Path(path).is_dir(), trust_remote_code=trust_remote_code)
+    except hub_errors() as e:
         raise ModelUnavailableError(
             f"cannot load cross-encoder {model!r} ({type(e).__name__}: {str(e).splitlines()[0][:160]}). Offline, "
             "fine-tune one from the packaged MiniLM with finrag.rerank.finetune_cross_encoder and pass its folder, "
@@ -175,76 +173,83 @@ class CrossEncoderScorer:
         return np.array([self._memo[(query, d)] for d in docs], dtype=np.float32)
 
 # %% ../nbs/22_rerank.ipynb #76366486
-def yes_probability(top:list,       # [(token, logprob), ...] of the first answer token (may be empty)
-                    text:str=""     # the answer text, used when the log-probabilities decide nothing
-                   ) -> tuple[float, str]:
-    "(P(yes), how) with how ∈ {'logprobs', 'text', 'undecided'} (see above)."
-    lp = {"yes": [], "no": []}
-    for tok, l in top:
-        w = str(tok).strip().lower()
-        if w in lp and l is not None and math.isfinite(l): lp[w].append(float(l))
-    if lp["yes"] or lp["no"]:
-        floor = min(l for _, l in top if l is not None and math.isfinite(l))
-        y, n = (float(np.logaddexp.reduce(lp[w])) if lp[w] else floor for w in ("yes", "no"))
-        return float(1.0/(1.0 + math.exp(n - y))), "logprobs"
-    w = str(text).strip().lower()
-    if w.startswith("yes"): return 1.0, "text"
-    if w.startswith("no"): return 0.0, "text"
-    return 0.5, "undecided"
+from .llm import yes_probability   # the one implementation (nbs/04_llm.ipynb, "Pointwise relevance"), re-exported here
 
 # %% ../nbs/22_rerank.ipynb #d71f8a0b
-def chat_logprobs(llm,                   # a `finrag.llm.LLMClient` (or any object with its `chat` signature)
-                  messages:list,         # chat messages
-                  top_logprobs:int=20,   # alternatives per token (OpenAI allows up to 20)
-                  max_tokens:int=1,      # tokens to generate
-                  cache:bool=True        # read/write the client's disk cache
-                 ) -> dict:
-    "{'text', 'top': [(token, logprob), ...] of the first generated token ([] when the server returns none), 'cached'}."
-    r = llm.chat(messages, max_tokens=max_tokens, temperature=0.0, logprobs=top_logprobs, cache=cache)
-    lp = r.logprobs or []
-    top = [(str(t), float(l)) for t, l in lp[0][2]] if lp and len(lp[0]) > 2 else []
-    return {"text": r.text, "top": top, "cached": r.cached}
+from .llm import chat_logprobs     # the one implementation (nbs/04_llm.ipynb), re-exported here
 
 # %% ../nbs/22_rerank.ipynb #0af62a6d
-QWEN3_RERANKER_SYSTEM = ('Judge whether the Document meets the requirements based on the Query and the Instruct provided. '
-                         'Note that the answer can only be "yes" or "no".')
+QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
 DEFAULT_INSTRUCTION = "Given a financial question, judge whether the document contains the information needed to answer it"
 
 class LLMYesNoScorer:
-    "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token, one cached LLM call per document."
+    "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.llm.relevance`), one cached LLM call per document."
     name = "llm-yesno"
     def __init__(self,
                  llm=None,                       # a `finrag.llm.LLMClient`; None = `get_llm()`
                  instruction:str=DEFAULT_INSTRUCTION, # the <Instruct> line
-                 max_doc_chars:int=2000,         # documents are cut to this many characters (the LLM's context is small)
+                 max_doc_tokens:int=200,         # documents are cut to about this many tokens (`finrag.llm.truncate_tokens`)
                  top_logprobs:int=20):
         llm = default_llm(llm)
-        self.llm, self.instruction, self.max_doc_chars, self.top_logprobs = llm, instruction, max_doc_chars, top_logprobs
+        self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs = llm, instruction, max_doc_tokens, top_logprobs
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
     def messages(self, query:str, doc:str) -> list:
-        "The chat messages for one (query, document) pair."
-        return [{"role": "system", "content": QWEN3_RERANKER_SYSTEM},
-                {"role": "user", "content": f"<Instruct>: {self.instruction}\n<Query>: {query}\n<Document>: {doc[:self.max_doc_chars]}"}]
+        "The chat messages for one pair: instruction and query first (a prefix shared by every document of the query), the cut document last."
+        return relevance_messages(query, doc, self.instruction, self.max_doc_tokens)
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
         "(len(docs),) P(yes) in [0, 1]; `counts` records how each was decided."
-        out = []
-        for d in docs:
-            r = chat_logprobs(self.llm, self.messages(query, d), self.top_logprobs)
-            p, how = yes_probability(r["top"], r["text"])
-            self.counts[how] += 1; out.append(p)
-        return np.array(out, dtype=np.float32)
+        return np.array([relevance(query, d, self.llm, instruction=self.instruction, max_doc_tokens=self.max_doc_tokens,
+                                   top_logprobs=self.top_logprobs, counts=self.counts) for d in docs], dtype=np.float32)
+
+# %% ../nbs/22_rerank.ipynb #ffdafe17
+def minmax(s:np.ndarray) -> np.ndarray:
+    "(n,) scores scaled to [0, 1] over the pool (all equal → 0); NaN → 0."
+    s = np.nan_to_num(np.asarray(s, dtype=np.float64), nan=np.nan)
+    ok = np.isfinite(s)
+    if not ok.any(): return np.zeros(len(s))
+    lo, hi = s[ok].min(), s[ok].max()
+    return np.where(ok, (s - lo)/(hi - lo) if hi > lo else 0.0, 0.0)
+
+FUSIONS = ("rrf", "interp")
+
+def fuse_scores(prev:np.ndarray,         # (n,) the previous stage's scores of the pool
+                new:np.ndarray,          # (n,) this stage's scores of the same pool
+                fusion:str="rrf",        # 'rrf' (rank fusion) | 'interp' (weighted min-max interpolation)
+                weight:float=0.5,        # interp: weight of `new`
+                rrf_k:float=60) -> np.ndarray:
+    "(n,) fused scores, higher = better; `InputError` for an unknown fusion or mismatched lengths."
+    if fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
+    if len(prev) != len(new): raise InputError(f"{len(prev)} previous scores for {len(new)} new ones", field="scores")
+    if fusion == "rrf": return _pool_rrf([prev, new], rrf_k)
+    if not 0.0 <= weight <= 1.0: raise InputError(f"weight must be in [0, 1], got {weight}", field="weight")
+    return weight*minmax(new) + (1.0 - weight)*minmax(prev)
+
+def score_margin(s:np.ndarray,           # (n,) scores of the pool
+                 at:int=2) -> float:     # compare the best with the `at`-th best
+    "(best − `at`-th best)/(best − worst) in [0, 1]: 1 = stage is sure (or < 2 documents), 0 = tie at the top."
+    s = np.sort(np.nan_to_num(np.asarray(s, dtype=np.float64), nan=-np.inf))[::-1]
+    s = s[np.isfinite(s)]
+    if len(s) < 2: return 1.0
+    spread = s[0] - s[-1]
+    return float((s[0] - s[min(at, len(s)) - 1])/spread) if spread > 0 else 0.0
 
 # %% ../nbs/22_rerank.ipynb #8157166b
 class Cascade:
     "Multi-stage reranking: each (scorer, keep) stage re-scores the survivors of the previous one and keeps the best `keep`."
-    name = "cascade"
     def __init__(self,
                  stages:list,              # [(scorer, keep), ...]; keep None = from settings (stage1_keep, then final_k)
-                 corpus:dict|None=None):   # doc id -> {"title", "text"}: the pool for `search`
+                 corpus:dict|None=None,    # doc id -> {"title", "text"}: the pool for `search`
+                 fusion:str|None=None,     # None | 'rrf' | 'interp': fuse each later stage with the previous (`fuse_scores`)
+                 weight:float=0.5,         # interp: weight of the later stage
+                 rrf_k:float=60,           # rrf: the RRF constant
+                 adaptive:float|None=None, # run a later stage only where the previous stage's margin is below this
+                 margin_at:int=2,          # `score_margin(at=)`
+                 backfill:bool=False):     # append what earlier stages kept and later ones dropped
         h = get_settings().hierarchical
         if not stages: raise InputError("a cascade needs at least one (scorer, keep) stage", field="stages")
+        if fusion is not None and fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
         defaults = [h.stage1_keep] + [h.final_k]*(len(stages) - 1)
         self.stages = []
         for (sc, keep), dk in zip(stages, defaults):
@@ -252,49 +257,79 @@ class Cascade:
             if keep < 1: raise InputError(f"keep must be a positive number of documents, got {keep}", field="keep")
             if not isinstance(sc, Scorer): raise InputError(f"{sc!r} is not a scorer (needs .name and .score)", field="stages")
             self.stages.append((sc, keep))
-        self.corpus, self.timings, self.n_queries = corpus, Timings(), 0
-        self.name = "cascade(" + " > ".join(f"{s.name}@{k}" for s, k in self.stages) + ")"
+        self.corpus, self.fusion, self.weight, self.rrf_k = corpus, fusion, weight, rrf_k
+        self.adaptive, self.margin_at, self.backfill = adaptive, margin_at, backfill
+        self.reset()
+        opts = [o for o in (fusion and (f"{fusion}" + (f"{weight:g}" if fusion == "interp" else "")),
+                            adaptive is not None and f"adaptive<{adaptive:g}") if o]
+        self.name = "cascade(" + " > ".join(f"{s.name}@{k}" for s, k in self.stages) + (", " + ", ".join(opts) if opts else "") + ")"
 
-    def rerank(self, query:str, candidates:dict) -> list:
-        "[(doc id, score), ...] of the last stage, best first (see above)."
-        ids, texts, scores = list(candidates), list(candidates.values()), np.zeros(len(candidates))
-        for i, (sc, keep) in enumerate(self.stages, 1):
-            if not ids: break
-            with self.timings(f"stage{i}:{sc.name}"): s = np.asarray(sc.score(query, texts, ids), dtype=np.float64).reshape(-1)
-            if len(s) != len(ids): raise FinragError(f"scorer {sc.name} returned {len(s)} scores for {len(ids)} documents")
-            order = np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable")[:keep]
-            ids, texts, scores = [ids[j] for j in order], [texts[j] for j in order], s[order]
-        self.n_queries += 1
-        return [(d, float(v)) for d, v in zip(ids, scores)]
-
-    def run(self, ds:BeirDataset, candidates_run:dict|None=None, query_ids=None, excluded:dict|None=None) -> dict:
-        "The run of `rerank` over `query_ids` (default: every query of `ds`); `timings` restarts."
-        self.timings, self.n_queries = Timings(), 0
-        text = {}
-        def doc(d): return text[d] if d in text else text.setdefault(d, doc_text(ds.corpus[d]))
-        run = {}
-        qids = list(ds.queries if query_ids is None else query_ids)
-        missing = [q for q in qids if q not in ds.queries]
-        if missing: raise InputError(f"unknown query id(s) {missing[:3]} in dataset {ds.name!r}", field="query_ids")
-        for q in qids:
-            ex = set((excluded or {}).get(q, ()))
-            pool = (list(candidates_run.get(q, {})) if candidates_run is not None else list(ds.corpus))
-            unknown = [d for d in pool if d not in ds.corpus]
-            if unknown: raise InputError(f"candidate doc id(s) {unknown[:3]} of query {q!r} are not in the corpus", field="candidates_run")
-            run[q] = dict(self.rerank(ds.queries[q], {d: doc(d) for d in pool if d not in ex}))
-        return run
-
-    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
-        "`Retriever` protocol over the whole `corpus` given at construction: the cascade's top `k` per query."
-        if not self.corpus: raise InputError("Cascade.search needs the corpus: Cascade(stages, corpus=...)", field="corpus")
-        ds = BeirDataset("search", self.corpus, queries, {})
-        return {q: dict(list(h.items())[:k]) for q, h in self.run(ds, excluded=excluded).items()}
-
-    def stage_seconds(self) -> dict:
-        "Mean seconds per query of each stage over the last `run`."
-        return {s: v/max(self.n_queries, 1) for s, v in self.timings.items()}
+    def reset(self):
+        "Zero `timings`, `n_queries` and `calls` (queries each stage ran for)."
+        self.timings, self.n_queries, self.calls = Timings(), 0, [0]*len(self.stages)
 
     def __repr__(self): return self.name
+
+# %% ../nbs/22_rerank.ipynb #f2d19bda
+@patch
+def rank(self:Cascade, query:str, candidates:dict) -> list:
+    "[(doc id, score, stage)] best first: the last stage's `keep`, then (with `backfill`) what later stages dropped."
+    ids, texts, prev, st, tail = list(candidates), list(candidates.values()), None, 0, []
+    for i, (sc, keep) in enumerate(self.stages, 1):
+        if not ids: break
+        placed = st
+        if prev is not None and self.adaptive is not None and score_margin(prev, self.margin_at) >= self.adaptive:
+            s, order = prev, np.arange(len(ids))                   # the previous stage is sure: its order stands
+        else:
+            with self.timings(f"stage{i}"): s = np.asarray(sc.score(query, texts, ids), dtype=np.float64).reshape(-1)
+            if len(s) != len(ids): raise FinragError(f"scorer {sc.name} returned {len(s)} scores for {len(ids)} documents")
+            if prev is not None and self.fusion: s = fuse_scores(prev, s, self.fusion, self.weight, self.rrf_k)
+            order, st = np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable"), i
+            self.calls[i - 1] += 1
+        if self.backfill and prev is not None:
+            kept = set(order[:keep].tolist())
+            tail = [(ids[j], float(prev[j]), placed) for j in range(len(ids)) if j not in kept] + tail
+        ids, texts, prev = [ids[j] for j in order[:keep]], [texts[j] for j in order[:keep]], s[order[:keep]]
+    self.n_queries += 1
+    return [(d, float(v), st) for d, v in zip(ids, prev if prev is not None else [])] + tail
+
+@patch
+def rerank(self:Cascade, query:str, candidates:dict) -> list:
+    "[(doc id, score), ...] of `rank`; with `backfill` the scores are rank-based (n − rank), since stages differ in scale."
+    r = self.rank(query, candidates)
+    if not self.backfill: return [(d, s) for d, s, _ in r]
+    return [(d, float(len(r) - i)) for i, (d, _, _) in enumerate(r)]
+
+# %% ../nbs/22_rerank.ipynb #af8435bc
+@patch
+def run(self:Cascade, ds:BeirDataset, candidates_run:dict|None=None, query_ids=None, excluded:dict|None=None) -> dict:
+    "The run of `rerank` over `query_ids` (default: every query of `ds`); `timings`, `n_queries` and `calls` restart."
+    self.reset()
+    text = {}
+    def doc(d): return text[d] if d in text else text.setdefault(d, doc_text(ds.corpus[d]))
+    run = {}
+    qids = list(ds.queries if query_ids is None else query_ids)
+    missing = [q for q in qids if q not in ds.queries]
+    if missing: raise InputError(f"unknown query id(s) {missing[:3]} in dataset {ds.name!r}", field="query_ids")
+    for q in qids:
+        ex = set((excluded or {}).get(q, ()))
+        pool = (list(candidates_run.get(q, {})) if candidates_run is not None else list(ds.corpus))
+        unknown = [d for d in pool if d not in ds.corpus]
+        if unknown: raise InputError(f"candidate doc id(s) {unknown[:3]} of query {q!r} are not in the corpus", field="candidates_run")
+        run[q] = dict(self.rerank(ds.queries[q], {d: doc(d) for d in pool if d not in ex}))
+    return run
+
+@patch
+def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
+    "`Retriever` protocol over the whole `corpus` given at construction: the cascade's top `k` per query."
+    if not self.corpus: raise InputError("Cascade.search needs the corpus: Cascade(stages, corpus=...)", field="corpus")
+    ds = BeirDataset("search", self.corpus, queries, {})
+    return {q: dict(list(h.items())[:k]) for q, h in self.run(ds, excluded=excluded).items()}
+
+@patch
+def stage_seconds(self:Cascade) -> dict:
+    "Mean seconds per query of each stage that ran (`stage1`, `stage2`, …) since the last `reset`."
+    return {s: v/max(self.n_queries, 1) for s, v in self.timings.items()}
 
 # %% ../nbs/22_rerank.ipynb #6805e77a
 def split_queries(ds:BeirDataset,     # a dataset with qrels
