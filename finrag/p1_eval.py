@@ -550,8 +550,8 @@ def interleave_types(questions:list[Question]) -> list[Question]:
     "`questions` reordered so that every prefix holds the types in proportion (by (rank within its type + ½) / size of the type); order within a type kept."
     by = defaultdict(list)
     for q in questions: by[q.type].append(q)
-    keyed = sorted(((i + .5) / len(v), k, i) for k, (t, v) in enumerate(by.items()) for i in range(len(v)))
-    out = [list(by.values())[k][i] for _, k, i in keyed]
+    keyed = sorted(((i + .5) / len(v), k, i) for k, (t, v) in enumerate(sorted(by.items())) for i in range(len(v)))
+    out = [sorted(by.items())[k][1][i] for _, k, i in keyed]
     return QuestionSet(out, getattr(questions, "report", None))
 
 def _stratified_head(questions, n:int|None) -> set:
@@ -651,7 +651,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
                 results[q.id, mode] = res
                 talk = q.id in answered and mode in llm_modes
                 prev = done_rows.get((q.id, mode))
-                if prev is not None and (prev.get("answer") is not None or not talk or prev.get("llm_error")):
+                if prev is not None and (prev.get("answer") is not None or not talk):      # failed answers are asked again
                     res.answer = prev.get("answer"); rows.append(prev); mine[mode] = prev; continue
                 ret = dict(context_entities=res.entities, chunk_ids=res.chunk_ids, n_contexts=len(res.contexts),
                            context_tokens=budget_of(res)[1], n_network=sum(c.role == "network" for c in res.contexts),

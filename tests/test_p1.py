@@ -59,7 +59,7 @@ def test_tau_threshold_and_ticker_without_chunks(lb_store, tmp_path):
     s = NewsStore(d)
     s.graph.upsert_tickers([{"symbol": "ZZZZ", "name": "No News Corp"}])
     s.graph.upsert_influences([{"src": "NVDA", "dst": "ZZZZ", "intensity": 0.99, "n_chunks": 1}])
-    rag = GraphRAG(s)
+    rag = GraphRAG(s, graph_mode="paper")
     q = DEMO_QUESTIONS[0]
     r = rag.retrieve(q, "graph", tau=0.9)
     assert "ZZZZ" in {n["neighbour"] for n in r.neighbours}                 # the edge is followed ...
@@ -125,3 +125,47 @@ def test_cli_bolt_wrong_password(capsys, bolt_server, tmp_path, monkeypatch):
     monkeypatch.setenv("FINRAG_NEO4J_PASSWORD", "definitely-wrong")
     code, _, err = run_cli(capsys, "ingest", str(sample_news_path()), "--store", str(tmp_path / "s"), "--quiet")
     assert code == 2 and "authentication failed" in err and "Traceback" not in err, err
+
+
+def test_budget_rule_on_store(lb_store):
+    "Budgeted graph mode: never more than [graphrag] budget_chunks/budget_tokens; vector at the graph's budget gets the same."
+    from finrag.graphrag import budget_of
+    rag = GraphRAG(lb_store, graph_mode="budget", budget_chunks=4, budget_tokens=500)
+    paper = GraphRAG(rag.store, graph_mode="paper", embedder=rag.embedder)
+    for q in DEMO_QUESTIONS + ["How do Microsoft and Nvidia affect Apple?"]:
+        g = rag.retrieve(q, "graph")
+        n, tok = budget_of(g)
+        assert 1 <= n <= 4 and tok <= 500, (q, n, tok)
+        v = rag.retrieve(q, "vector", budget=(n, tok))
+        assert len(v.contexts) <= n and budget_of(v)[1] <= tok
+        assert len(paper.retrieve(q, "graph").contexts) >= 5                  # the paper's hop is unbounded: k seeds + evidence
+        ents = rag.question_entities(q)
+        assert set(ents) <= set(g.entities), (q, ents, g.entities)             # the question's entities are covered first
+    rag.store.close()
+
+
+@pytest.mark.parametrize("question,route", [
+    ("How do Microsoft and Nvidia affect Apple?", "graph"),
+    ("What links Intel and TSMC in the foundry business?", "graph"),
+    ("Which suppliers are exposed to weak iPhone demand?", "graph"),
+    ("What did Nvidia report for the quarter?", "vector"),
+    ("Is the news about Tesla positive or negative, and why?", "vector"),
+    ("What happened on Wall Street today?", "vector"),
+])
+def test_router_hand_made(lb_store, question, route):
+    rag = GraphRAG(lb_store)
+    try:
+        r = rag.retrieve(question, "auto")
+        assert (r.mode, r.route["mode"]) == (route, route) and r.route["why"]
+        assert r.chunk_ids == rag.retrieve(question, route).chunk_ids          # auto = the routed mode, same prompt
+    finally: rag.store.close()
+
+
+def test_cli_ask_auto(capsys, lb_store):
+    code, out, err = run_cli(capsys, "ask", "How do Microsoft and Nvidia affect Apple?", "--store", str(lb_store), "--mode", "auto", "--no-llm")
+    assert code == 0, err
+    assert "route: auto → graph (names 3 entities" in out
+    code, out, err = run_cli(capsys, "ask", "How do Microsoft and Nvidia affect Apple?", "--store", str(lb_store), "--mode", "auto",
+                             "--no-llm", "--json")
+    r = json.loads(out)
+    assert code == 0 and r["mode"] == "graph" and r["route"]["mode"] == "graph" and r["route"]["entities"] == ["MSFT", "NVDA", "AAPL"]
