@@ -49,6 +49,8 @@ def skipped(src: str, flags: list[str]) -> bool:
 
 
 _DUR = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(\s?)(ms|µs|us|ns|s|sec|secs|seconds|min)(?![\w])")
+_RATE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(\s?)([A-Za-z]+/s)(?![\w])")          # 26 docs/s, 2,475 rows/s
+_SECONDS_LINE = re.compile(r"(\bseconds?\b[^:\n]{0,40}:)([^\n]*)")                        # seconds per stage: load 0.02, ...
 
 
 def scrub_text(s: str, tmp_roots: list[str]) -> str:
@@ -56,6 +58,8 @@ def scrub_text(s: str, tmp_roots: list[str]) -> str:
     s = s.replace(str(ROOT), "<repo>")
     for t in tmp_roots: s = re.sub(re.escape(t) + r"[^\s'\"),\]]*", "<tmp>", s)
     s = s.replace(str(Path.home()), "~")
+    s = _SECONDS_LINE.sub(lambda m: m.group(1) + re.sub(r"\d+\.\d+", "…", m.group(2)), s)
+    s = _RATE.sub(lambda m: f"…{m.group(1)}{m.group(2)}", s)
     return _DUR.sub(lambda m: f"…{m.group(1)}{m.group(2)}", s)
 
 
@@ -151,7 +155,10 @@ def main(argv=None) -> int:
             try: nb, secs = execute(p, env, a.timeout)
             except CellExecutionError as e:
                 failed.append(p.name)
-                print(f"FAILED {p.relative_to(ROOT)}: {str(e).strip().splitlines()[-1][:300]}", flush=True)
+                msg = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines()
+                tb = [i for i, l in enumerate(msg) if "Traceback" in l or l.startswith("----> ")]
+                show = msg[:12] + ["  ..."] + msg[tb[-1]:][:12] if tb else msg[-25:]   # the cell, then where it failed
+                print(f"FAILED {p.relative_to(ROOT)}:\n  " + "\n  ".join(show), flush=True)
                 continue
             if a.check: print(f"{secs:7.1f}s  {p.relative_to(ROOT)}", flush=True); continue
             dst = Path(a.out_dir).resolve() / p.name if a.out_dir else p
