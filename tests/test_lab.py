@@ -94,3 +94,28 @@ def test_nbdev_clean_keeps_outputs_and_strips_noise(tmp_path):
     assert cell["outputs"][0]["execution_count"] is None
     assert cell["metadata"] == {"tags": ["parameters"]}                                       # papermill's tag survives
     assert "language_info" not in out["metadata"] and out["metadata"]["kernelspec"]["name"] == "python3"
+
+
+def test_execute_notebooks_keeps_outputs_without_machine_details(tmp_path):
+    "tools/execute_notebooks.py: a fresh kernel, `#| notest` cells skipped, paths and durations scrubbed, outputs kept."
+    sys.path.insert(0, str(ROOT / "tools"))
+    import execute_notebooks as ex
+    cells = [("a", "import os, time\nprint(os.environ['IN_TEST'], os.environ['FINRAG_LLM'])"),
+             ("b", f"print('read {ROOT}/data/x.csv and ' + os.getcwd() + ' in 0.42 s, 26 docs/s')"),
+             ("c", "#| notest\nraise RuntimeError('a notest cell must not run')"),
+             ("d", "x = 6 * 7\nx"),
+             ("e", "import sys; print('noise', file=sys.stderr)")]
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+          "cells": [{"cell_type": "code", "id": i, "metadata": {}, "execution_count": None, "outputs": [], "source": s}
+                    for i, s in cells]}
+    src = tmp_path / "lesson.ipynb"
+    src.write_text(json.dumps(nb))
+    executed, secs = ex.execute(src, ex.kernel_env(str(tmp_path / "cache"), "smollm2-135m"))
+    ex.write_outputs(src, executed, src, [str(tmp_path), "/tmp"])
+    out = {c["id"]: c["outputs"] for c in json.loads(src.read_text())["cells"]}
+    text = lambda o: "".join(o["text"]) if "text" in o else "".join(o["data"]["text/plain"])
+    assert [text(o) for o in out["a"]] == ["1 smollm2-135m\n"]
+    assert [text(o) for o in out["b"]] == ["read <repo>/data/x.csv and <tmp> in … s, … docs/s\n"]
+    assert out["c"] == [] and out["e"] == []                       # skipped; stderr dropped
+    assert [text(o) for o in out["d"]] == ["42"] and out["d"][0]["execution_count"] is None
+    assert json.loads(src.read_text())["metadata"]["kernelspec"]["name"] == "python3"
