@@ -597,8 +597,8 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       ragas=False,                 # False | 'offline' (non-LLM RAGAS) | True (offline + LLM-judged)
                       llm=None,                    # `LLMClient` for answers (default `get_llm()`)
                       judge=None,                  # ragas LLM for the judged metrics (default `ragas_llm()`)
-                      llm_n:int|None=None,         # questions answered by the LLM, a stratified head (None: all)
-                      ragas_n:int|None=None,       # answered questions also judged by the LLM-judged metrics (None: all)
+                      llm_n=None,                  # questions answered by the LLM: a count (stratified head; None: all) or a list of ids
+                      ragas_n=None,                # answered questions judged by the LLM-judged metrics: a count (stratified head; None: all) or a list of ids
                       ragas_metrics=RAGAS_LLM_METRICS,
                       ragas_timeout:float=900.0,   # seconds per RAGAS metric call
                       modes=SYSTEMS,               # systems compared (see `SYSTEMS`); 'vector@X' = vector at X's budget
@@ -633,7 +633,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
         from finrag.llm import get_llm
         llm = llm or get_llm()
         llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=1, cache=False)   # warm-up: load the model now
-    answered = _stratified_head(questions, llm_n) if use_llm else set()
+    answered = (set(llm_n) if isinstance(llm_n, (list, tuple, set)) else _stratified_head(questions, llm_n)) if use_llm else set()
     done_rows = _read_checkpoint(checkpoint)
     ck = open(checkpoint, "a", encoding="utf-8") if checkpoint else None
     rows, results, t0 = [], {}, time.perf_counter()
@@ -706,7 +706,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
         for r, s in zip(rows, sc): r.update(s)
         ragas_report.update(rep); metrics += offline
         if ragas is True and use_llm:
-            keep = _stratified_head([q for q in questions if q.id in answered], ragas_n)
+            keep = set(ragas_n) if isinstance(ragas_n, (list, tuple, set)) else _stratified_head([q for q in questions if q.id in answered], ragas_n)
             sub = [r for r in rows if r["question_id"] in keep and r["answered"]]
             sc, rep = ragas_score([sample(r) for r in sub], ragas_metrics, llm=judge, timeout=ragas_timeout, progress=progress)
             for r in rows:
