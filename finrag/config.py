@@ -61,6 +61,7 @@ class LatticeSettings:
 @dataclass(frozen=True)
 class ModelSettings:
     "`[models]`: which backend serves each model interface, and the LLM client's knobs."
+    embedder_backend: str     # 'onnx' (ONNX Runtime on a cached fp32 export: no torch at query time) | 'torch' (sentence-transformers)
     embedder: str; ner: str; spacy_model: str; gliner_model: str; gliner_threshold: float
     sentiment: str; finbert_model: str
     llm: str                  # a tier (qwen2.5-coder-1.5b | qwen2.5-coder-0.5b | smollm2-135m), a .gguf path, or 'remote'
@@ -110,6 +111,21 @@ def redact(text, secrets=()) -> str:
     s = _URL_CRED.sub(lambda m: m.group(1) + "***@", s)
     s = _KV_SECRET.sub(lambda m: m.group(1) + "=***", s)
     return _SK.sub("***", _BEARER.sub(lambda m: m.group(1) + "***", s))
+
+def _check_ranges(secs:dict, path):
+    "`InputError` naming the key, its value and the allowed range for a `[data]` or `[graphrag]` value out of range (NaN included)."
+    d, g = secs["data"], secs["graphrag"]
+    unit = lambda x: x == x and 0.0 <= x <= 1.0           # NaN fails
+    bad = [("data", "chunk_tokens", d.chunk_tokens >= 8, ">= 8 tokens (e.g. 200)"),
+           ("data", "chunk_overlap", 0 <= d.chunk_overlap < d.chunk_tokens, f">= 0 and below chunk_tokens = {d.chunk_tokens} (e.g. {d.chunk_tokens // 10})"),
+           ("data", "max_article_chars", d.max_article_chars >= 1000, ">= 1000 characters"),
+           ("data", "max_run_chars", d.max_run_chars >= 20, ">= 20 characters (e.g. 100)"),
+           ("graphrag", "k", g.k >= 1, ">= 1 seed chunk (paper: 5)"), ("graphrag", "tau", unit(g.tau), "in [0, 1] (paper: 0.5)"),
+           ("graphrag", "tau_grid", all(unit(x) for x in g.tau_grid), "a list of numbers in [0, 1]"),
+           ("graphrag", "neighbor_top", g.neighbor_top >= 1, ">= 1 (paper: 2)"),
+           ("graphrag", "neighbor_min_sim", g.neighbor_min_sim == g.neighbor_min_sim and -1 <= g.neighbor_min_sim <= 1, "in [-1, 1] (paper: 0.2)")]
+    for sec, key, ok, what in bad:
+        if not ok: raise InputError(f"[{sec}] {key} = {getattr(secs[sec], key)!r} must be {what}", path=path, field=f"{sec}.{key}")
 
 def _check_models(m:ModelSettings, path, tier:str|None=None) -> ModelSettings:
     "Validate the LLM knobs of `[models]` (`InputError` naming the key); `tier` ($FINRAG_LLM) replaces `llm`; fill an empty `llm_model`."
@@ -163,6 +179,7 @@ def load_settings(path=None) -> Settings:
     try: cp.read(path, encoding="utf-8")
     except configparser.Error as e: raise InputError(f"not a valid INI file: {e}", path=path) from None
     secs = {k: _section(cls, cp, path, k) for k, cls in _SECTIONS.items()}
+    _check_ranges(secs, path)
     env = os.environ.get
     secs["models"] = _check_models(secs["models"], path, env("FINRAG_LLM"))
     return Settings(path=str(path), **secs,

