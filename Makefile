@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: demo test install dev export clean-nbs bench help lab docs notebooks lint check hooks
+.PHONY: demo test install dev export clean-nbs bench help lab docs notebooks test-fresh lint check hooks
 
 help:
 	@echo "make demo   - set up .venv (CPU torch, offline models) and run 'finrag demo' on the made-up sample"
@@ -65,6 +65,10 @@ demo: install
 
 test: dev
 	$(PY) -m pytest tests -q -p no:cacheprovider
+
+# the notebook tests in fresh Jupyter kernels (as `make notebooks` runs them; ~2.5x slower than in-process)
+test-fresh: dev
+	FINRAG_NB_KERNEL=fresh $(PY) -m pytest tests/test_notebooks.py -q -p no:cacheprovider
 
 export: dev
 	$(VENV)/bin/nbdev-export && $(VENV)/bin/nbdev-clean

@@ -16,13 +16,13 @@ PACKAGE_DATA = ["finrag/settings.ini", "finrag/data/gazetteer.csv", "finrag/data
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    "Build the wheel from a copy of the sources (no build/ or egg-info left in the checkout)."
+    "`python -m build` on a copy of the sources (no build/ or egg-info left in the checkout): the sdist, then the wheel from it."
     src = tmp_path_factory.mktemp("src")
     for f in ("pyproject.toml", "README.md", "LICENSE", "settings.ini"): shutil.copy(ROOT / f, src / f)
     shutil.copytree(ROOT / "data", src / "data")
     shutil.copytree(ROOT / "finrag", src / "finrag", symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("dist")
-    r = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(src)],
+    r = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     (whl,) = out.glob("finrag-*.whl")
