@@ -12,9 +12,10 @@ from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'main', 'enrich', 'ingest',
-           'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag',
-           'run_retrieval_eval', 'eval_retrieval_cmd', 'build_summary', 'lattice_build', 'to_beir', 'data_beir']
+__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'main',
+           'enrich', 'ingest', 'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions',
+           'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'build_summary', 'lattice_build', 'to_beir',
+           'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -97,30 +98,67 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
     if problems: raise typer.Exit(1)
 
 # %% ../nbs/90_cli.ipynb #c0f8a894
-def _print_result(r, show_text:int=160):
+def _print_contexts(r, show_text:int=160):
     typer.echo(f"\n[{r.mode}] {r.question}")
+    if getattr(r, "route", None): typer.echo(f"route: auto → {r.route['mode']} ({r.route['why']})")
     typer.echo(f"entities in context: {', '.join(r.entities) or '-'}")
     for c in r.contexts:
         via = f" via {c.via['seed']}→{c.via['neighbour']}" if c.via else ""
         typer.echo(f"  {c.role:<7} {c.chunk_id[:10]} {c.score:5.2f} {','.join(c.tickers) or '-':<18}{via} {c.text[:show_text].replace(chr(10),' ')}")
-    if r.answer is not None: typer.echo(f"answer: {r.answer}")
+
+def _print_footer(r):
+    if r.llm:
+        cit, m = r.llm.get("citations") or {}, r.llm
+        bad = cit.get("unknown") or []
+        typer.echo(f"citations: {len(cit.get('cited') or [])} chunk(s) of the context cited" +
+                   (f"; NOT IN THE CONTEXT: {', '.join(bad)}" if bad else "") +
+                   f" | {m['model']}: {m['prompt_tokens']} prompt + {m['completion_tokens']} answer tokens in {m['latency_s']:.1f} s" +
+                   (" (cached)" if m.get("cached") else "") + (" | EMPTY ANSWER" if m.get("empty") else ""))
     typer.echo("ms: " + ", ".join(f"{k} {1000*v:.1f}" for k, v in r.timings.items()))
+
+def _print_result(r, show_text:int=160):
+    _print_contexts(r, show_text)
+    if r.answer is not None: typer.echo(f"answer: {r.answer}")
+    _print_footer(r)
+
+def _llm_banner(llm, res) -> str:
+    "Which model answers, and roughly how long reading the prompt takes (the tier's rough prompt speed, 1 thread)."
+    from finrag.graphrag import build_prompt, prompt_tokens_estimate
+    from finrag.config import redact
+    n, t = prompt_tokens_estimate(build_prompt(res)), llm.tier
+    where = "in-process llama.cpp" if llm.base_url is None or llm.identity.startswith(llm.model + "@") else redact(llm.base_url)
+    est = f", ~{n/t.prompt_tok_s:.0f} s to read it at ~{t.prompt_tok_s:g} tokens/s, then ~{t.decode_tok_s:g} tokens/s" if t else ""
+    return f"answering with {llm.model} ({where}): prompt ~{n} tokens{est}"
+
+def _stream_answer(rag, r):
+    "Answer `r`, printing the model, the time estimate and the answer as it is written."
+    from finrag.graphrag import answer
+    from finrag.llm import get_llm
+    llm = rag._llm or get_llm()
+    typer.echo(_llm_banner(llm, r), err=True)
+    typer.echo("answer: ", nl=False)
+    answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(s), sys.stdout.flush()))
+    typer.echo("")
 
 @app.command()
 def ask(question:str=typer.Argument(..., help="The question."),
         store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
-        mode:str=typer.Option("graph", help="vector | graph"),
+        mode:str=typer.Option("graph", help="vector | graph | auto (the router: relational questions to graph, direct ones to vector)"),
         tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau)."),
         json_out:bool=typer.Option(False, "--json", help="Print the result as JSON (the RAGResult type)."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
-    "Answer a question from a store with vector RAG or 2-hop Graph-RAG."
+    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it."
     from finrag.graphrag import GraphRAG, answer
     rag = GraphRAG(store)
     try:
         r = rag.retrieve(question, mode, tau)
-        if not no_llm: answer(rag, r)
+        if json_out:
+            if not no_llm: answer(rag, r)
+            typer.echo(r.to_json(indent=1)); return
+        _print_contexts(r)
+        if not no_llm: _stream_answer(rag, r)
+        _print_footer(r)
     finally: rag.store.close()
-    typer.echo(r.to_json(indent=1)) if json_out else _print_result(r)
 
 # %% ../nbs/90_cli.ipynb #9ef91f5b
 DEMO_QUESTIONS = [
@@ -128,27 +166,33 @@ DEMO_QUESTIONS = [
     "Which companies are exposed to weak iPhone demand in China, and how?",
     "How is Intel's foundry business affected by TSMC?",
 ]
+DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invented events about real companies, written to "
+             "exercise the pipeline. Nothing in it, nor in the answers below, is real financial news.")
 
 @app.command()
 def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/demo-store)."),
          no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
-    "Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG on three relational questions."
+    "Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG on three relational questions (answers stream)."
     from finrag.ingest import ingest as _ingest
-    from finrag.graphrag import GraphRAG, answer
+    from finrag.graphrag import GraphRAG
+    typer.echo(DEMO_NOTE)
     store = store or get_settings().cache_dir/"demo-store"
     rep = _ingest(sample_news_path(), store)
     typer.echo(f"store {store}: {rep.summary()}")
-    rag = GraphRAG(store)
+    rag, t0, models = GraphRAG(store), time.perf_counter(), set()
     try:
         for q in DEMO_QUESTIONS:
             v, g = rag.retrieve(q, "vector"), rag.retrieve(q, "graph")
-            if not no_llm: answer(rag, v); answer(rag, g)
             typer.echo("\n" + "="*100 + f"\nQ: {q}")
             typer.echo(f"  vector tickers: {', '.join(v.entities)}")
             typer.echo(f"  graph  tickers: {', '.join(g.entities)}   (+{', '.join(sorted(set(g.entities)-set(v.entities))) or 'none'})")
             typer.echo(f"  edges followed (τ={rag.tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none"))
-            for r in (v, g): _print_result(r, show_text=90)
+            for r in (v, g):
+                _print_contexts(r, show_text=90)
+                if not no_llm: _stream_answer(rag, r); models.add(r.llm["model"])
+                _print_footer(r)
     finally: rag.store.close()
+    if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")
     typer.echo("\nNext: the method is narrated in nbs/11_ingest.ipynb and nbs/12_graphrag.ipynb. On real news:\n"
                "  finrag ingest ../shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv --store stores/fnspid\n"
                "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
