@@ -15,7 +15,12 @@ checkout, of temporary folders and of the home folder (replaced by `<repo>`, `<t
 cells whose id and source are unchanged are replaced, so edits made meanwhile are kept.
 
 `--check` executes without writing (exit 1 if a notebook fails). `--out-dir` writes the executed notebooks there
-instead of in place. Prints one line per notebook with its wall time.
+instead of in place. Prints one line per notebook with its wall time, and warns about long text outputs (the
+repository quotes datasets only briefly).
+
+`--experiments` executes nothing: it copies the outputs of the papermill runs `finrag reproduce` wrote
+(`runs/<name>.ipynb`) into the experiment notebooks `nbs/experiments/<name>.ipynb`, by cell id and source, scrubbed the
+same way — the source notebooks keep their own parameters cell and never get papermill's injected one.
 """
 from __future__ import annotations
 import argparse, copy, json, os, re, subprocess, sys, tempfile, time, tomllib
@@ -119,12 +124,30 @@ def write_outputs(path: Path, executed: dict, dst: Path, tmp_roots: list[str]) -
         c["outputs"] = scrub_outputs([dict(o) for o in e["outputs"]], tmp_roots)
         c["execution_count"] = None
         n += bool(c["outputs"])
+        for o in c["outputs"]:
+            txt = o.get("text") or o.get("data", {}).get("text/plain") or ""
+            if len(txt if isinstance(txt, str) else "".join(txt)) > 5000:
+                print(f"  warning: {path.name} cell {c.get('id')}: a {len(txt)}-character text output; keep outputs short", flush=True)
     cur.setdefault("metadata", {}).setdefault("kernelspec", {"display_name": "python3", "language": "python", "name": "python3"})
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_text(json.dumps(cur, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     # nbdev-clean with the project's [tool.nbdev] settings (keeps outputs, strips noisy metadata): no churn later
     subprocess.run([str(Path(sys.executable).parent / "nbdev-clean"), "--fname", str(dst)], cwd=ROOT, check=True, capture_output=True)
     return n
+
+
+def copy_experiment_outputs() -> int:
+    "`--experiments`: outputs of `runs/<name>.ipynb` (finrag reproduce, production defaults) → `nbs/experiments/<name>.ipynb`."
+    import nbformat
+    missing = 0
+    for p in sorted((ROOT / "nbs" / "experiments").glob("*.ipynb")):
+        run = ROOT / "runs" / p.name
+        if not run.exists():
+            print(f"no {run.relative_to(ROOT)}: run `finrag reproduce` for {p.stem} first"); missing += 1; continue
+        ex = nbformat.read(run, as_version=4)
+        n = write_outputs(p, ex, p, sorted({tempfile.gettempdir(), "/tmp"}, key=len, reverse=True))
+        print(f"{run.relative_to(ROOT)} -> {p.relative_to(ROOT)} ({n} cells with output)")
+    return 1 if missing else 0
 
 
 def kernel_env(cache_dir: str, llm: str) -> dict:
@@ -144,7 +167,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out-dir", default=None, help="write executed notebooks here instead of in place")
     ap.add_argument("--check", action="store_true", help="execute only; write nothing")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    ap.add_argument("--experiments", action="store_true", help="copy outputs of runs/<name>.ipynb into nbs/experiments/<name>.ipynb")
     a = ap.parse_args(argv)
+    if a.experiments: return copy_experiment_outputs()
     nbs = [Path(p).resolve() for p in a.notebooks] or lesson_notebooks()
     from nbclient.exceptions import CellExecutionError
     failed = []
