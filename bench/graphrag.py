@@ -1,7 +1,8 @@
 """P1 benchmark: ingestion per stage, retrieval latency p50/p95 (vector and graph, no LLM) on LadybugDB and on
-Neo4j-over-Bolt (a local ArcadeDB server), and the graph hop's share of an end-to-end answer.
+Neo4j-over-Bolt (a local ArcadeDB server), the graph hop's share of an end-to-end answer, the two embedder backends
+(ONNX Runtime vs torch: seconds and per-chunk cosine) and the start-up of `finrag ask --no-llm`.
 
-    python bench/graphrag.py [--news PATH] [--questions 60] [--no-bolt] [--no-llm]
+    python bench/graphrag.py [--news PATH] [--questions 60] [--no-bolt] [--no-llm] [--no-backends]
 
 Numbers are printed, never asserted (targets from the P1 issue: ingest 143 articles <= 60 s; vector p95 <= 10 ms,
 graph p95 <= 30 ms on LadybugDB).
@@ -51,10 +52,47 @@ def latency(rag, qs, label):
     return out
 
 
+def backends(store_dir, reps=2):
+    """Embedder backends on the store's chunks, interleaved in one process (so load drifts hit both): seconds (best of
+    `reps`, wall and CPU), the torch/onnx ratio, and the cosine of each chunk's two vectors (adopt onnx only if >= 0.999)."""
+    from finrag.models import Embedder
+    texts = [r["text"] for r in NewsStore(store_dir).rows]
+    enc = {b: Embedder(backend=b) for b in ("onnx", "torch")}
+    for e in enc.values(): e.encode(texts[:8])
+    best, vecs = {}, {}
+    for _ in range(reps):
+        for b, e in enc.items():
+            w, c = time.perf_counter(), time.process_time(); vecs[b] = e.encode(texts)
+            w, c = time.perf_counter() - w, time.process_time() - c
+            best[b] = min(best.get(b, (w, c)), (w, c))
+    cos = (vecs["onnx"] * vecs["torch"]).sum(1)
+    print(f"\n== embedder backends, {len(texts)} chunks (load avg {os.getloadavg()[0]:.1f}): " +
+          ", ".join(f"{b} {w:.1f}s wall / {c:.1f}s CPU" for b, (w, c) in best.items()) +
+          f"; torch/onnx {best['torch'][0]/best['onnx'][0]:.2f}x wall, {best['torch'][1]/best['onnx'][1]:.2f}x CPU; "
+          f"cosine per chunk min {cos.min():.6f}, mean {cos.mean():.6f}")
+
+
+def startup(store_dir, reps=2):
+    "Wall time of a whole `finrag ask --no-llm` process on the store (start-up + one retrieval), per embedder backend."
+    import subprocess, tempfile as tf
+    ini = Path(tf.mkdtemp()) / "settings.ini"
+    from finrag.config import settings_path
+    ini.write_text(settings_path().read_text().replace("embedder_backend = onnx", "embedder_backend = torch"))
+    for b, env in (("onnx", {}), ("torch", {"FINRAG_SETTINGS": str(ini)})):
+        ts = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            p = subprocess.run([sys.executable, "-c", "from finrag.cli import main; main()", "ask", "How do Microsoft and Nvidia affect Apple?",
+                                "--store", str(store_dir), "--no-llm"], capture_output=True, text=True, env={**os.environ, **env})
+            ts.append(time.perf_counter() - t0)
+            if p.returncode: print(p.stderr[-500:])
+        print(f"`finrag ask --no-llm` start-up + retrieval, {b} backend: best {min(ts):.1f}s of {reps} (load avg {os.getloadavg()[0]:.1f})")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--news", default=str(DEFAULT_NEWS)); ap.add_argument("--questions", type=int, default=60)
-    ap.add_argument("--no-bolt", action="store_true"); ap.add_argument("--no-llm", action="store_true")
+    ap.add_argument("--no-bolt", action="store_true"); ap.add_argument("--no-backends", action="store_true"); ap.add_argument("--no-llm", action="store_true")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="finrag-bench-"))
     t0 = time.perf_counter(); get_ner(); get_sentiment(); get_embedder(); load_s = time.perf_counter() - t0
@@ -62,6 +100,7 @@ if __name__ == "__main__":
     t0 = time.perf_counter(); rep = ingest(a.news, tmp / "lb"); wall = time.perf_counter() - t0
     print(f"\n== ingest (LadybugDB): {rep.summary()}\nwall {wall:.2f}s")
     t0 = time.perf_counter(); rep2 = ingest(a.news, tmp / "lb"); print(f"re-ingest (idempotent, nothing new): {time.perf_counter()-t0:.2f}s, {rep2.new_chunks} new chunks")
+    if not a.no_backends: backends(tmp / "lb"); startup(tmp / "lb")
 
     store = NewsStore(tmp / "lb"); rag = GraphRAG(store)
     qs = questions_for(store, a.questions)
