@@ -7,7 +7,7 @@ The kernelspec goes into this environment (`<venv>/share/jupyter/kernels/python3
 first, so a `python3` kernel registered elsewhere for the user (another Python) cannot shadow it.
 """
 from __future__ import annotations
-import os, subprocess, sys
+import json, os, subprocess, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,8 +22,18 @@ def register_kernel() -> dict:
     return dict(os.environ, JUPYTER_PATH=os.pathsep.join([share, *rest]))
 
 
+def quiet_settings() -> None:
+    "JupyterLab settings for an offline machine: no news feed, no update check (`<venv>/share/jupyter/lab/settings/overrides.json`)."
+    f = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    cfg = json.loads(f.read_text()) if f.exists() else {}
+    cfg.setdefault("@jupyterlab/apputils-extension:notification", {}).update(fetchNews="false", checkForUpdates=False)
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(json.dumps(cfg, indent=2))
+
+
 def main(argv: list[str]) -> None:
     env = register_kernel()
+    quiet_settings()
     cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={ROOT}",
            "--LabApp.default_url=/lab/tree/nbs", *argv]
     if hasattr(os, "geteuid") and os.geteuid() == 0: cmd.append("--allow-root")   # containers and CI run as root
