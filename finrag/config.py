@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_config.ipynb #837d01fa
 from __future__ import annotations
-import configparser, dataclasses, importlib.resources, os, re, typing
+import configparser, dataclasses, importlib.resources, os, re
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path

@@ -6,7 +6,7 @@ attempt; a 200 that is not a completion is retried like a 5xx, then an `LLMError
 redacted) and the first bytes of the body; an empty completion is counted and never cached; the cache key holds the
 endpoint identity, the model, the messages and every sampling field; a corrupt cache is moved aside.
 """
-import hashlib, importlib, json, math, os, sys, time, warnings
+import hashlib, importlib, json, math, os, re, sys, time, warnings
 from pathlib import Path
 import pytest
 from finrag.core import InputError, LLMError, ModelUnavailableError
@@ -143,7 +143,7 @@ def test_invalid_timeout_and_retries_are_clear_errors(tmp_path):
     from finrag.config import load_settings, settings_path
     src = Path(settings_path()).read_text()
     p = tmp_path / "s.ini"
-    p.write_text(src.replace("llm_timeout = 180", "llm_timeout = 0"))
+    p.write_text(re.sub(r"llm_timeout = \d+", "llm_timeout = 0", src))
     with pytest.raises(InputError, match=r"\[models\] llm_timeout = 0.0 must be > 0 seconds"):
         load_settings(p)
 
