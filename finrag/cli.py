@@ -330,7 +330,7 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
                        stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | ce | ce:PATH; default: maxsim, the best of the candidates measured in nbs/22)."),
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
-                       scorer:str=typer.Option(None, help="lattice: llm (the paper's, default) | embedding (no LLM, a deviation)."),
+                       scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),
                        max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
                        seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
@@ -369,7 +369,9 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                   strategy:str=typer.Option("top-down", help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid."),
                   limit:int=typer.Option(None, "--limit", help="Keep N documents: the split's gold documents first, then corpus order."),
                   split:str=typer.Option("test", help="qrels split for --limit (qrels/<split>.tsv)."),
-                  summarizer:str=typer.Option("llm", help="llm | extractive (no LLM summaries: a labelled deviation)."),
+                  summarizer:str=typer.Option("llm", help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation)."),
+                  doc_summarizer:str=typer.Option("extractive", help="Document (leaf) summaries: extractive (default: one LLM call per document would take hours on CPU) | llm."),
+                  partition_tokens:int=typer.Option(2000, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context."),
                   partitioner:str=typer.Option("llm", help="top-down splits: llm | kmeans (a labelled deviation)."),
                   branching:int=typer.Option(10, help="Clusters per split / children per internal node."),
                   max_leaf_docs:int=typer.Option(10, help="A node with at most this many documents gets them as leaves."),
@@ -386,9 +388,14 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
         ds = BeirDataset(p.name, read_corpus(p/"corpus.jsonl"), {}, {})
     if limit is not None and limit < 1: raise FinragError(f"--limit {limit}: give a positive number of documents")
     corpus = ds.corpus if limit is None else ds.sample(n_docs=limit).corpus   # the gold documents first, then corpus order
-    typer.echo(f"{ds.name}: building a {strategy} tree over {len(corpus):,} documents", err=True)
-    tree = build_tree(corpus, strategy, summarizer=summarizer, partitioner=partitioner, branching=branching,
-                      max_leaf_docs=max_leaf_docs, progress=progress)
+    from finrag.lattice_tree import estimate_build
+    kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
+              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None)
+    est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)
+    typer.echo(f"{ds.name}: building a {strategy} tree over {len(corpus):,} documents; estimate: ~{est['calls']} LLM calls, "
+               f"~{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens, ~{max(1, round(est['seconds'] / 60))} min "
+               f"(at {est['speed'][0]:g}/{est['speed'][1]:g} tokens/s; `--summarizer extractive --partitioner kmeans` builds without the LLM in seconds)", err=True)
+    tree = build_tree(corpus, strategy, **kw, progress=progress)
     path = tree.save(out)
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
 
