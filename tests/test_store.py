@@ -244,3 +244,15 @@ def test_junk_run_is_not_chunked(tmp_path):
                              "text": "Apple shares rose 2% on Tuesday. " + base64.b64encode(os.urandom(750_000)).decode()}) + "\n")
     t0 = time.time(); r = ingest(f, tmp_path / "s")
     assert r.chunks == 1 and "max_run_chars" in r.load_summary and time.time() - t0 < 120
+
+
+def test_ask_imports_no_torch(stores):
+    "`finrag ask --no-llm` embeds the question with ONNX Runtime: neither torch nor sentence-transformers is imported, no weights bar."
+    base, _ = stores
+    code = ("import sys; from finrag.cli import main\n"
+            f"sys.argv = ['finrag', 'ask', 'How does Nvidia affect TSMC?', '--store', {str(base)!r}, '--no-llm']\n"
+            "try: main()\nexcept SystemExit as e: assert not e.code, e.code\n"
+            "print('IMPORTED', sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert "IMPORTED []" in p.stdout and "Loading weights" not in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
