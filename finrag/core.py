@@ -4,9 +4,9 @@
 
 # %% ../nbs/00_core.ipynb #bce0fd48
 from __future__ import annotations
-import hashlib, importlib.resources, importlib.util, os, time, json
+import hashlib, importlib.resources, importlib.util, os, time
 from contextlib import contextmanager
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # %% auto #0

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
-from .core import InputError, FinragError, ModelUnavailableError, Timings, default_embedder, default_llm
+from .core import InputError, ModelUnavailableError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .data import BeirDataset
 from .retrieval import doc_text, register_method

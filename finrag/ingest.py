@@ -6,11 +6,11 @@
 from __future__ import annotations
 import contextlib, hashlib, io, json, os, shutil, signal, sys, time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from . import __version__
-from .core import FinragError, InputError, Timings, LoadReport, stable_id
+from .core import FinragError, InputError, Timings, stable_id
 from .config import get_settings
 from .data import load_news
 from .chunking import Chunker, chunk_news

@@ -5,11 +5,11 @@
 # %% ../nbs/31_lattice_search.ipynb #ee95c47d
 from __future__ import annotations
 import json, math, re, time, warnings
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
-from .core import FinragError, InputError, LLMError, Timings, default_embedder, default_llm
+from .core import InputError, LLMError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .lattice_tree import SemanticNode, SemanticTree, CHARS_PER_TOKEN, llm_call_failure
 

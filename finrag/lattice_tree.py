@@ -4,12 +4,12 @@
 
 # %% ../nbs/30_lattice_tree.ipynb #0ce51e0b
 from __future__ import annotations
-import json, math, os, re, time, warnings
+import json, math, os, re, warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
-from .core import FinragError, InputError, Timings, default_embedder, default_llm
+from .core import InputError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .data import BeirDataset
 

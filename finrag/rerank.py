@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
 from fastcore.basics import patch
-from .core import FinragError, InputError, ModelUnavailableError, LLMError, Timings, default_embedder, default_llm
+from .core import FinragError, InputError, ModelUnavailableError, Timings, default_embedder, default_llm
 from .config import get_settings
 from .data import BeirDataset
 from .llm import RELEVANCE_SYSTEM, relevance, relevance_messages
