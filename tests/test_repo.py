@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_nbdev_export_leaves_library_unchanged(tmp_path):
     "`nbdev-export` must regenerate finrag/ byte for byte: nobody edits finrag/ by hand."
     copy = tmp_path / "repo"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", ".cache", "runs", "stores", "*.egg-info", "__pycache__"))
+    shutil.copytree(ROOT, copy, symlinks=True, ignore=shutil.ignore_patterns(".venv", ".git", ".cache", "runs", "stores", "site", "_build", "*.egg-info", "__pycache__"))
     exe = Path(sys.executable).parent / "nbdev-export"
     subprocess.run([str(exe)], cwd=copy, check=True, capture_output=True)
     cmp = filecmp.dircmp(ROOT / "finrag", copy / "finrag", ignore=["__pycache__"])
