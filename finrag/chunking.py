@@ -6,12 +6,13 @@
 from __future__ import annotations
 from dataclasses import dataclass, asdict
 from functools import lru_cache
+from pathlib import Path
 import semchunk
 from .core import stable_id, InputError
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['Chunk', 'embedder_tokenizer', 'embedder_window', 'Chunker', 'news_document', 'chunk_news']
+__all__ = ['Chunk', 'FastTokenizer', 'embedder_tokenizer', 'embedder_window', 'Chunker', 'news_document', 'chunk_news']
 
 # %% ../nbs/05_chunking.ipynb #202f0445
 @dataclass
@@ -31,12 +32,28 @@ class Chunk:
     def to_dict(self) -> dict: return asdict(self)
 
 # %% ../nbs/05_chunking.ipynb #88855218
+class FastTokenizer:
+    """The model's `tokenizers.Tokenizer` (its `tokenizer.json`) behind the part of the HF tokenizer API the chunker
+    uses (`encode`, `get_vocab`, `model_max_length`): the same ids, without importing transformers (which imports torch)."""
+    def __init__(self, path):
+        import json
+        from tokenizers import Tokenizer
+        self.tok = Tokenizer.from_file(str(Path(path)/"tokenizer.json"))
+        self.tok.no_truncation(); self.tok.no_padding()          # tokenizer.json may carry the export's 128-token settings
+        tc = Path(path)/"tokenizer_config.json"
+        self.model_max_length = int(json.loads(tc.read_text()).get("model_max_length", 512)) if tc.exists() else 512
+    def encode(self, text:str, add_special_tokens:bool=True) -> list[int]:
+        return self.tok.encode(text, add_special_tokens=add_special_tokens).ids
+    def get_vocab(self) -> dict: return self.tok.get_vocab()
+
 @lru_cache(maxsize=None)
 def embedder_tokenizer(name:str|None=None):
-    "The HF tokenizer of embedder `name` (default `[models] embedder`), loaded once per process."
-    from transformers import AutoTokenizer
+    "The tokenizer of embedder `name` (default `[models] embedder`), loaded once per process: `FastTokenizer` when the model has a tokenizer.json, else HF's."
     from finrag.models import resolve_model_path
-    return AutoTokenizer.from_pretrained(resolve_model_path(name or get_settings().models.embedder))
+    path = resolve_model_path(name or get_settings().models.embedder)
+    if (Path(path)/"tokenizer.json").exists(): return FastTokenizer(path)
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(path)
 
 def embedder_window(name:str|None=None) -> int|None:
     "The sentence-transformers `max_seq_length` of embedder `name` (its window in tokens incl. special tokens), None if unknown."
