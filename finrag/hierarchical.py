@@ -4,6 +4,7 @@
 
 # %% ../nbs/24_hierarchical.ipynb #dd6a3e15
 from __future__ import annotations
+from .data import BeirDataset
 import json, math, re, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -11,16 +12,15 @@ import numpy as np
 from fastcore.basics import patch
 from .core import InputError, ModelUnavailableError, Timings, default_embedder, default_llm
 from .config import get_settings
-from .data import BeirDataset
 from .retrieval import doc_text, register_method
 from .preretrieval import PreRetrievalConfig, PreRetrievalReport, PreRetriever, normalize_units
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA',
-           'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer', 'default_stage2', 'HierarchicalRetriever', 'Answer',
-           'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
+__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_WEIGHT', 'DEFAULT_PRERETRIEVAL',
+           'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer', 'default_stage2', 'HierarchicalRetriever',
+           'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../nbs/24_hierarchical.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
@@ -53,7 +53,8 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
 # %% ../nbs/24_hierarchical.ipynb #7b7be011
 DEFAULT_STAGE1 = "hybrid"      # RRF(BM25, MiniLM): recall@100 1.0 on the held-out halves, BM25 0.97 (FinanceBench)
 DEFAULT_STAGE2 = "maxsim"      # best stage 2 measured (nbs/22); the fine-tuned cross-encoder measured far worse
-DEFAULT_FUSION = "rrf"         # stage 2 fused with stage 1 (nbs/experiments/p2_financerag: never below stage 1 on a dev half)
+DEFAULT_FUSION = "interp"      # stage 2 fused with stage 1 (nbs/experiments/p2_financerag: MaxSim alone lost to stage 1)
+DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on the worst dev half of the grid
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
 
 def default_stage2() -> str:
@@ -74,7 +75,7 @@ class HierarchicalRetriever:
                  stage1_keep:int|None=None,     # None = `[hierarchical] stage1_keep`
                  final_k:int|None=None,         # None = `[hierarchical] final_k`
                  fusion:str|None="auto",        # 'auto' = `DEFAULT_FUSION`; None | 'rrf' | 'interp' (see `Cascade`)
-                 weight:float=0.5,              # interp: weight of stage 2
+                 weight:float|None=None,        # interp: weight of stage 2; None = `DEFAULT_WEIGHT`
                  adaptive:float|None=None,      # call stage 2 only where stage 1's margin is below this (see `Cascade`)
                  embedder=None, cache_dir=None, llm=None):
         if not corpus: raise InputError("the corpus is empty", field="corpus")
@@ -92,6 +93,7 @@ class HierarchicalRetriever:
             self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir) if isinstance(stage1, str) else stage1
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir) if isinstance(stage2, str) else stage2) if stage2 else None
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k)] if self.stage2 else [])
+        weight = DEFAULT_WEIGHT if weight is None else weight
         self.cascade = Cascade(stages, fusion=DEFAULT_FUSION if fusion == "auto" else fusion, weight=weight,
                                adaptive=adaptive, backfill=True)
         self.texts = {i: doc_text(d) for i, d in self.corpus.items()}
