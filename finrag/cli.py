@@ -14,7 +14,7 @@ from .config import get_settings
 # %% auto #0
 __all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'main',
            'enrich', 'ingest', 'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions',
-           'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'build_summary', 'lattice_build', 'to_beir',
+           'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'answer', 'build_summary', 'lattice_build', 'to_beir',
            'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
@@ -345,6 +345,34 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                f" + {r.build_seconds:.2f} building the index")
     if r.llm_calls_per_query is not None:
         typer.echo(f"  LLM/query   {r.llm_calls_per_query:.2f} calls, {r.prompt_tokens_per_query:.0f} prompt + {r.completion_tokens_per_query:.0f} completion tokens")
+
+# %% ../nbs/90_cli.ipynb #959fb71e
+@app.command()
+def answer(question:str=typer.Argument(..., help="The question."),
+           data:Path=typer.Option(..., "--data", help="BEIR folder whose corpus.jsonl is answered from."),
+           k:int=typer.Option(None, "--k", help="Documents to answer from (default: [hierarchical] final_k, 20)."),
+           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH; default maxsim)."),
+           threshold:int=typer.Option(None, "--threshold", help="Context tokens above which the documents are split (default: long_context_threshold(), 60 % of [models] llm_ctx, at most 64k)."),
+           split:bool=typer.Option(True, "--split/--no-split", help="Split/merge above the threshold (--no-split: cut to fit, one call)."),
+           json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):
+    "P2 end to end: hierarchical retrieval over the corpus, the top k answered, split/merge above the long-context threshold."
+    from finrag.data import read_corpus
+    from finrag.hierarchical import HierarchicalRetriever, answer_question
+    f = Path(data)/"corpus.jsonl"
+    if not f.is_file(): raise FinragError(f"{data}: BEIR folder not found or without corpus.jsonl")
+    if k is not None and k < 1: raise FinragError(f"--k {k}: give a positive number of documents")
+    if threshold is not None and threshold < 1: raise FinragError(f"--threshold {threshold}: give a positive number of tokens")
+    hr = HierarchicalRetriever(read_corpus(f), stage2=stage2 or "auto")
+    a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
+    if json_out:
+        typer.echo(json.dumps({"question": question, "answer": a.answer, "branch": a.branch, "documents": a.doc_ids,
+                               "n_tokens": a.n_tokens, "threshold_tokens": a.threshold_tokens, "split": a.crossed and split,
+                               "llm_calls": a.llm_calls, "seconds": round(a.retrieve_seconds + a.answer_seconds, 2)})); return
+    typer.echo(f"answer: {a.answer}")
+    typer.echo(f"  how         {a.branch} ({a.llm_calls} LLM call(s); {a.n_tokens} context tokens, threshold {a.threshold_tokens}"
+               + (", split into two halves" if a.crossed and split else ", cut to fit" if a.crossed else "") + ")")
+    typer.echo(f"  documents   {', '.join(a.doc_ids[:5])}" + (f" … ({len(a.doc_ids)})" if len(a.doc_ids) > 5 else ""))
+    typer.echo(f"  seconds     {a.retrieve_seconds:.2f} retrieving + {a.answer_seconds:.2f} answering")
 
 # %% ../nbs/90_cli.ipynb #943907aa
 lattice_app = typer.Typer(no_args_is_help=True, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
