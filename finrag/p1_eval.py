@@ -531,9 +531,9 @@ def router_accuracy(rows:list[dict]) -> dict|None:
     return dict(n=len(rs), accuracy=ok / len(rs), confusion={t: dict(c) for t, c in sorted(conf.items())})
 
 def latency_table(rows:list[dict], modes=("vector", "graph")) -> list[dict]:
-    "[{stratum, mode, n, mean, std, p50, p95}] of `latency_s`, leaving out cached LLM answers and failed calls."
+    "[{stratum, mode, n, mean, std, p50, p95}] of `latency_s`, leaving out cached LLM answers (except auto's reuse of the routed answer) and failed calls."
     return [dict(stratum=s, mode=m, **latency_summary(r["latency_s"] for r in _stratum(rows, s)
-                                                       if r["mode"] == m and not r.get("cached") and not r.get("llm_error")))
+                                                       if r["mode"] == m and (not r.get("cached") or r.get("llm_reused")) and not r.get("llm_error")))
             for s in STRATA for m in modes]
 
 # %% ../nbs/13_p1_eval.ipynb #e9b9150c
