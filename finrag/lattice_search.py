@@ -4,9 +4,9 @@
 
 # %% ../nbs/31_lattice_search.ipynb #ee95c47d
 from __future__ import annotations
+from pathlib import Path
 import json, math, re, time, warnings
 from dataclasses import dataclass
-from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 from .core import InputError, LLMError, Timings, default_embedder, default_llm
@@ -340,8 +340,9 @@ class PointwiseScorer:
                  llm=None,                # a `finrag.llm.LLMClient` (`.chat(..., logprobs=n)`); None = `finrag.llm.get_llm()`
                  relevance:str="default", # a key of `RELEVANCE_DEFINITIONS` or the definition itself
                  slate_tokens:int|None=1600, # description budget of one slate (`slate_descriptions`); None = full descriptions
-                 top_logprobs:int=20):
-        self._llm, self.top_logprobs, self.slate_tokens = llm, top_logprobs, slate_tokens
+                 top_logprobs:int=20,
+                 normalize:bool=True):    # divide a slate's P(yes) by its largest (see above); False = raw probabilities
+        self._llm, self.top_logprobs, self.slate_tokens, self.normalize = llm, top_logprobs, slate_tokens, normalize
         self.relevance = RELEVANCE_DEFINITIONS.get(relevance, relevance)
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
@@ -372,6 +373,8 @@ class PointwiseScorer:
             out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
             out.cache_hits += int(bool(r.cached)); out.prompt_tokens += int(r.prompt_tokens or 0); out.completion_tokens += int(r.completion_tokens or 0)
         out.failed = bool(descs) and all(s is None for s in out.scores)
+        top = max((s for s in out.scores if s is not None), default=0.0)
+        if self.normalize and top > 0: out.scores = [None if s is None else s / top for s in out.scores]
         return out
 
 # %% ../nbs/31_lattice_search.ipynb #108366a4
