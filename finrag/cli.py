@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #5771c6f3
 from __future__ import annotations
-import json, sys, time
+import json, re, sys, time
 from pathlib import Path
 import typer
 from . import __version__
@@ -13,11 +13,16 @@ from .config import get_settings
 
 # %% auto #0
 __all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'main',
-           'enrich', 'ingest', 'store_check', 'ask', 'demo', 'experiment_plan', 'reproduce', 'eval_questions',
-           'eval_graphrag', 'run_retrieval_eval', 'eval_retrieval_cmd', 'answer', 'build_summary', 'lattice_build', 'to_beir',
-           'data_beir']
+           'enrich', 'ingest', 'store_check', 'ask', 'demo', 'headline_numbers', 'experiment_outputs',
+           'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag', 'run_retrieval_eval',
+           'eval_retrieval_cmd', 'answer', 'build_summary', 'lattice_build', 'to_beir', 'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
+# typer >= 0.2x prints a stray `<bool>` type beside every flag in --help; a flag takes no value, so show none
+if hasattr(typer.core, "TyperOption") and hasattr(typer.core.TyperOption, "display_type_rich"):
+    _display_type = typer.core.TyperOption.display_type_rich
+    typer.core.TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
+
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="finrag: Graph-RAG, hierarchical reranking and LATTICE for financial retrieval (three papers, one library).")
 
@@ -197,6 +202,35 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
                "  finrag ingest ../shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv --store stores/fnspid\n"
                "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
 
+# %% ../nbs/90_cli.ipynb #c3e5b0a3
+_METRIC = re.compile(r"(^|[._@ -])(ndcg|recall|precision|mean|delta|p_value|accuracy)", re.I)
+_NOT_RESULTS = {"paper", "params", "config", "models", "trees", "sizes", "questions", "failures", "llm_stats", "machine", "seconds"}
+
+def headline_numbers(results:dict, limit:int=10) -> list[tuple[str, float]]:
+    """The headline metrics of an experiment's results JSON: its `headline` mapping when it has one, else the numeric
+    float values at most three levels deep whose key names a metric (nDCG, recall, precision, mean, delta, p-value), in
+    file order, outside the sections that hold inputs, counters or the paper's numbers (`paper`, `params`, `failures`, ...)."""
+    if isinstance(results.get("headline"), dict):
+        return [(k, v) for k, v in results["headline"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)][:limit]
+    out = []
+    def walk(d, prefix, depth):
+        for k, v in d.items():
+            key = f"{prefix}{k}"
+            if isinstance(v, bool): continue
+            if isinstance(v, float) and _METRIC.search(key): out.append((key, v))      # metrics are floats; counts are ints
+            elif isinstance(v, dict) and depth < 3 and not (depth == 0 and k in _NOT_RESULTS): walk(v, key + ".", depth + 1)
+    walk(results, "", 0)
+    return out[:limit]
+
+def experiment_outputs(dirs, since:float) -> list[Path]:
+    "Files under the folders `dirs` modified at or after `since` (epoch seconds), sorted: what a run wrote."
+    return sorted(f for d in dirs if Path(d).is_dir() for f in Path(d).rglob("*") if f.is_file() and f.stat().st_mtime >= since)
+
+def _shown(p:Path) -> str:
+    "`p` relative to the working directory when below it."
+    p = Path(p).resolve()
+    return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
+
 # %% ../nbs/90_cli.ipynb #a2f07ceb
 EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
 
@@ -253,12 +287,21 @@ def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattic
         if dry_run: continue
         import papermill as pm
         out.parent.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
+        t0, since = time.perf_counter(), time.time() - 1
         try:
             pm.execute_notebook(str(nb), str(out), parameters=p, cwd=str(nb.parents[2]), kernel_name="python3", progress_bar=False)
         except pm.PapermillExecutionError as e:
             raise FinragError(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})") from None
-        typer.echo(f"  done in {time.perf_counter()-t0:.0f}s")
+        typer.echo(f"  done in {time.perf_counter()-t0:.0f}s; executed notebook: {_shown(out)}")
+        root = nb.parents[2]
+        made = experiment_outputs([root/p.get("figures_dir", "figures"), root/p.get("results_dir", "results")], since)
+        for f in (f for f in made if f.suffix == ".json"):
+            try: nums = headline_numbers(json.loads(f.read_text()))
+            except (ValueError, AttributeError): nums = []
+            for k, v in nums: typer.echo(f"  {f.name}: {k} = {v:.4g}")
+        for kind, sfx in (("figures", (".png", ".svg", ".pdf")), ("results", (".json", ".csv", ".tsv"))):
+            fs = [_shown(f) for f in made if f.suffix in sfx]
+            typer.echo(f"  {kind}: {', '.join(fs) if fs else '(none written)'}")
 
 # %% ../nbs/90_cli.ipynb #f358690d
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate a method on a question set (P1: vector vs Graph-RAG).")
