@@ -7,7 +7,7 @@ Neo4j-over-Bolt (a local ArcadeDB server), the graph hop's share of an end-to-en
 Numbers are printed, never asserted (targets from the P1 issue: ingest 143 articles <= 60 s; vector p95 <= 10 ms,
 graph p95 <= 30 ms on LadybugDB).
 """
-import argparse, os, shutil, statistics, tempfile, time
+import argparse, os, shutil, statistics, sys, tempfile, time
 from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np

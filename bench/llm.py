@@ -9,7 +9,7 @@ Numbers are printed, never asserted. The load average is printed with every row:
 2-thread rows are meaningless under load (llama.cpp's threads wait for each other at every step); rerun idle.
 The first use of a Qwen tier assembles its GGUF from the installed part packages (once, into <cache_dir>/models).
 """
-import argparse, os, time
+import argparse, os
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from finrag.core import sample_news_path

@@ -4,11 +4,9 @@
 
 # %% ../nbs/24_hierarchical.ipynb #dd6a3e15
 from __future__ import annotations
-from .data import BeirDataset
-import json, math, re, time
+import math, re, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
-import numpy as np
 from fastcore.basics import patch
 from .core import InputError, ModelUnavailableError, Timings, default_embedder, default_llm
 from .config import get_settings

@@ -4,14 +4,13 @@
 
 # %% ../nbs/31_lattice_search.ipynb #ee95c47d
 from __future__ import annotations
-from pathlib import Path
-import json, math, re, time, warnings
+import math, re, time, warnings
 from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 from .core import InputError, LLMError, Timings, default_embedder, default_llm
 from .config import get_settings
-from .lattice_tree import SemanticNode, SemanticTree, CHARS_PER_TOKEN, llm_call_failure
+from .lattice_tree import SemanticTree, CHARS_PER_TOKEN, llm_call_failure
 
 # %% auto #0
 __all__ = ['MASKED_DESC', 'PATH_FLOOR', 'RELEVANCE_DEFINITIONS', 'POINTWISE_INSTRUCTIONS', 'SCORERS', 'DEFAULT_LLM_SCORER',

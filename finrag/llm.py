@@ -5,7 +5,7 @@
 # %% ../nbs/04_llm.ipynb #179f53c3
 from __future__ import annotations
 import atexit, hashlib, os, importlib, importlib.util, json, math, re, shutil, sqlite3, threading, time, urllib.request, warnings
-from dataclasses import dataclass, asdict, field
+from dataclasses import dataclass, asdict
 from fastcore.basics import patch
 from pathlib import Path
 import diskcache, httpx2, openai, tenacity

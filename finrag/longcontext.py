@@ -4,7 +4,7 @@
 
 # %% ../nbs/23_longcontext.ipynb #63a9ebc3
 from __future__ import annotations
-import json, math, re, time
+import math, re
 from dataclasses import dataclass, field
 import numpy as np
 from .core import InputError, LLMError, default_embedder, default_llm

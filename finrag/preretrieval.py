@@ -6,7 +6,7 @@
 from __future__ import annotations
 import csv, importlib.resources, json, math, re
 from collections import Counter
-from dataclasses import dataclass, field, replace, asdict
+from dataclasses import dataclass, field, asdict
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path

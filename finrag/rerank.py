@@ -172,12 +172,6 @@ class CrossEncoderScorer:
             self._memo.update(zip(new, np.asarray(s, dtype=np.float32).reshape(-1).tolist()))
         return np.array([self._memo[(query, d)] for d in docs], dtype=np.float32)
 
-# %% ../nbs/22_rerank.ipynb #76366486
-from .llm import yes_probability   # the one implementation (nbs/04_llm.ipynb, "Pointwise relevance"), re-exported here
-
-# %% ../nbs/22_rerank.ipynb #d71f8a0b
-from .llm import chat_logprobs     # the one implementation (nbs/04_llm.ipynb), re-exported here
-
 # %% ../nbs/22_rerank.ipynb #0af62a6d
 QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
 DEFAULT_INSTRUCTION = "Given a financial question, judge whether the document contains the information needed to answer it"

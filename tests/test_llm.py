@@ -6,7 +6,7 @@ attempt; a 200 that is not a completion is retried like a 5xx, then an `LLMError
 redacted) and the first bytes of the body; an empty completion is counted and never cached; the cache key holds the
 endpoint identity, the model, the messages and every sampling field; a corrupt cache is moved aside.
 """
-import hashlib, importlib, json, math, os, re, sys, time, warnings
+import hashlib, importlib, json, math, re, time
 from pathlib import Path
 import pytest
 from finrag.core import InputError, LLMError, ModelUnavailableError
@@ -30,7 +30,7 @@ def test_slow_drip_is_abandoned_after_the_total_deadline(where):
         c = client(fake.url, timeout=timeout, max_retries=retries)
         c._client()                                   # the SDK's one-time lazy imports, outside the measured call
         t0 = time.perf_counter()
-        with pytest.raises(LLMError, match=rf"did not answer within 1s after 3 attempts \(1s is the total per attempt\)"):
+        with pytest.raises(LLMError, match=r"did not answer within 1s after 3 attempts \(1s is the total per attempt\)"):
             c.chat(HELLO)
         took = time.perf_counter() - t0
         assert (retries + 1) * timeout <= took < (retries + 1) * (timeout + drip) + 1.0, took

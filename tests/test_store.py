@@ -9,7 +9,7 @@ import json, os, shutil, signal, subprocess, sys, time
 import numpy as np
 import pytest
 from finrag.core import FinragError, sample_news_path
-from finrag.ingest import ingest, NewsStore, store_lock
+from finrag.ingest import ingest, NewsStore
 
 QUESTIONS = ["How does demand for Nvidia GPUs affect its suppliers and competitors?",
              "Which companies are exposed to weak iPhone demand in China, and how?"]
