@@ -1,11 +1,12 @@
 """P1 end to end: the same Graph-RAG answers on both graph backends, idempotent and resumable ingestion, and the
 failures a user can cause (each a one-line message and exit code 2, never a traceback)."""
-import json, sys
+import json
 import pytest
 from finrag.core import sample_news_path, FinragError
 from finrag.ingest import ingest, NewsStore
+from cli_helpers import run_cli
 from finrag.graphrag import GraphRAG
-from finrag.cli import main, DEMO_QUESTIONS
+from finrag.cli import DEMO_QUESTIONS
 from finrag.testing import free_port
 
 NEO4J_ENV = ("FINRAG_NEO4J_URI", "FINRAG_NEO4J_USER", "FINRAG_NEO4J_PASSWORD", "FINRAG_NEO4J_DATABASE")
@@ -17,19 +18,6 @@ def lb_store(tmp_path_factory):
     ingest(sample_news_path(), d)
     return d
 
-
-def run_cli(capsys, *args):
-    "Run the console entry point in-process; returns (exit code, stdout, stderr)."
-    old = sys.argv
-    sys.argv = ["finrag", *args]
-    try:
-        main(); code = 0
-    except SystemExit as e:
-        code = e.code or 0
-    finally:
-        sys.argv = old
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_both_backends_same_answers(bolt_server, lb_store, tmp_path, monkeypatch):

@@ -10,24 +10,11 @@ import numpy as np
 import pytest
 from finrag.core import FinragError, sample_news_path
 from finrag.ingest import ingest, NewsStore
+from cli_helpers import run_cli
 
 QUESTIONS = ["How does demand for Nvidia GPUs affect its suppliers and competitors?",
              "Which companies are exposed to weak iPhone demand in China, and how?"]
 CLI = [sys.executable, "-c", "from finrag.cli import main; main()"]
-
-
-def run_cli(capsys, *args):
-    "Run the console entry point in-process (models stay loaded); returns (exit code, stdout, stderr)."
-    from finrag.cli import main
-    old, sys.argv = sys.argv, ["finrag", *map(str, args)]
-    try:
-        main(); code = 0
-    except SystemExit as e:
-        code = e.code or 0
-    finally:
-        sys.argv = old
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def cli(*args, env=None, **kw):
