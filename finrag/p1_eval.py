@@ -419,14 +419,16 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
     report = {m: {"n": 0, "ok": 0, "nan": 0, "skipped": 0, "errors": {}, "seconds": 0.0} for m in metrics}
     def present(v): return v is not None and (len(v) > 0 if isinstance(v, (list, tuple)) else bool(str(v).strip()))
     async def run_all():
-        out = []
-        it = samples
+        # metric-major: one metric's calls share its instruction and few-shot prefix, which the server's prompt cache reuses
+        out = [{} for _ in samples]
+        bar = None
         if progress:
-            from tqdm.auto import tqdm; it = tqdm(samples, desc="ragas")
-        for s in it:
-            row = {}
-            for m, f in scorers.items():
-                rep = report[m]; rep["n"] += 1
+            from tqdm.auto import tqdm; bar = tqdm(total=len(samples) * len(scorers), desc="ragas")
+        for m, f in scorers.items():
+            rep = report[m]
+            for s, row in zip(samples, out):
+                rep["n"] += 1
+                if bar: bar.update(1); bar.set_postfix_str(m)
                 if not all(present(s.get(k)) for k in _NEEDS[m]):
                     rep["skipped"] += 1; row[m] = float("nan"); continue
                 t0 = time.perf_counter()
@@ -440,8 +442,8 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
                     else: rep["ok"] += 1
                 rep["seconds"] += time.perf_counter() - t0
                 row[m] = v
-            out.append(row)
-        return out
+        if bar: bar.close()
+        return [{m: row[m] for m in scorers} for row in out]
     return _run_coro(run_all()), report
 
 # %% ../nbs/13_p1_eval.ipynb #0cdeaa40
