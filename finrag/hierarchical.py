@@ -30,14 +30,16 @@ def finetuned_ce_dir() -> Path:
 def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
-                cache_dir=None):     # bi-encoder vector cache (see `corpus_embeddings`)
+                cache_dir=None,      # bi-encoder vector cache (see `corpus_embeddings`)
+                dense_corpus:dict|None=None): # the bi-encoder's documents (e.g. the raw text, not pre-retrieved); None = `corpus`
     "A `finrag.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder."
     n = str(name).strip()
     def emb():
         return default_embedder(embedder)
     if n == "bm25": return BM25Scorer(corpus)
-    if n == "biencoder": return BiEncoderScorer(emb(), corpus, cache_dir)
-    if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), corpus, cache_dir)])
+    dense = corpus if dense_corpus is None else dense_corpus
+    if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
+    if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
     if n == "maxsim": return MaxSimScorer(emb())
     if n == "llm": return LLMYesNoScorer()
     if n == "ce" or n.startswith("ce:"):
@@ -88,7 +90,8 @@ class HierarchicalRetriever:
         self.report = self.pre.report if self.pre else PreRetrievalReport()
         if stage2 == "auto": stage2 = default_stage2()
         with self.timings("build"):
-            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir) if isinstance(stage1, str) else stage1
+            # per retriever (nbs/experiments/p2_financerag ablation): BM25 scores the pre-retrieved text, the bi-encoder the raw text
+            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus) if isinstance(stage1, str) else stage1
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir) if isinstance(stage2, str) else stage2) if stage2 else None
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k)] if self.stage2 else [])
         weight = DEFAULT_WEIGHT if weight is None else weight
