@@ -16,9 +16,9 @@ from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, Cro
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_WEIGHT', 'DEFAULT_PRERETRIEVAL',
-           'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer', 'default_stage2', 'HierarchicalRetriever',
-           'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
+__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'STAGE2_CANDIDATE', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_WEIGHT',
+           'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer', 'default_stage2',
+           'HierarchicalRetriever', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../nbs/24_hierarchical.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
@@ -52,13 +52,14 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
 
 # %% ../nbs/24_hierarchical.ipynb #7b7be011
 DEFAULT_STAGE1 = "hybrid"      # RRF(BM25, MiniLM): recall@100 1.0 on the held-out halves, BM25 0.97 (FinanceBench)
-DEFAULT_STAGE2 = "maxsim"      # best stage 2 measured (nbs/22); the fine-tuned cross-encoder measured far worse
+STAGE2_CANDIDATE = "maxsim"    # best stage-2 scorer measured (nbs/22); the fine-tuned cross-encoder measured far worse
+DEFAULT_STAGE2 = None          # stage 1 alone: no stage 2 / fusion / adaptive variant of STAGE2_CANDIDATE reached stage 1 on EVERY dev half (p2_financerag)
 DEFAULT_FUSION = "interp"      # stage 2 fused with stage 1 (nbs/experiments/p2_financerag: MaxSim alone lost to stage 1)
 DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on the worst dev half of the grid
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
 
 def default_stage2() -> str:
-    "The stage-2 scorer that `stage2='auto'` means: `DEFAULT_STAGE2`."
+    "The stage-2 scorer that `stage2='auto'` means: `DEFAULT_STAGE2` (None: stage 1 alone, by the development-half rule)."
     return DEFAULT_STAGE2
 
 def _llm_of(scorer):
