@@ -92,3 +92,13 @@ def test_experiment_notebook(name, tmp_path):
     assert all(out.values()), f"empty results files: {[k for k, v in out.items() if not v]}"
     check = CHECKS.get(name)
     if check: check(out)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_parameters_parse(name):
+    "Every assignment in the parameters cell is a parameter papermill can set (a line it cannot parse is silently fixed)."
+    import re
+    cell = next(c for c in json.loads((EXP / f"{name}.ipynb").read_text())["cells"]
+                if "parameters" in c.get("metadata", {}).get("tags", []))
+    assigned = {m.group(1) for m in re.finditer(r"^(\w+)\s*(?::[^=\n]*)?=", "".join(cell["source"]), re.M)}
+    assert assigned and assigned == set(pm.inspect_notebook(str(EXP / f"{name}.ipynb"))), name
