@@ -54,7 +54,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
 DEFAULT_STAGE1 = "hybrid"      # RRF(BM25, MiniLM): recall@100 1.0 on the held-out halves, BM25 0.97 (FinanceBench)
 STAGE2_CANDIDATE = "maxsim"    # best stage-2 scorer measured (nbs/22); the fine-tuned cross-encoder measured far worse
 DEFAULT_STAGE2 = None          # stage 1 alone: no stage 2 / fusion / adaptive variant of STAGE2_CANDIDATE reached stage 1 on EVERY dev half (p2_financerag)
-DEFAULT_FUSION = "interp"      # stage 2 fused with stage 1 (nbs/experiments/p2_financerag: MaxSim alone lost to stage 1)
+DEFAULT_FUSION = "interp"      # when a stage 2 is on: fused with stage 1 (MaxSim alone lost to stage 1 on every dev half)
 DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on the worst dev half of the grid
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
 
@@ -143,12 +143,9 @@ def stage_seconds(self:HierarchicalRetriever) -> dict:
     t = {s: v for s, v in self.timings.items() if s not in ("preretrieval.documents", "build")} | dict(self.cascade.timings.items())
     return {s: v/max(self.n_queries, 1) for s, v in t.items()}
 
-register_method("hierarchical", HierarchicalRetriever, preretrieval=True, doc="P2: pre-retrieval > stage 1 keeps 100 > stage 2 keeps 20, fused")
-
 # %% ../nbs/24_hierarchical.ipynb #5fc0e4c8
-from .retrieval import register_method
 register_method("hierarchical", HierarchicalRetriever, preretrieval=True, batch=1,
-                doc="P2: pre-retrieval > stage 1 keeps 100 > stage 2 keeps 20 (--stage1, --stage2)")
+                doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 
 # %% ../nbs/24_hierarchical.ipynb #b94c49d7
 @dataclass
