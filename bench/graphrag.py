@@ -12,8 +12,8 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from finrag.core import project_root
-from finrag.ingest import ingest, NewsStore, rebuild_graph
-from finrag.graphrag import GraphRAG, answer
+from finrag.graphrag.ingest import ingest, NewsStore, rebuild_graph
+from finrag.graphrag.rag import GraphRAG, answer
 from finrag.models import get_ner, get_sentiment, get_embedder, Gazetteer
 
 DEFAULT_NEWS = project_root().parent / "shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"

@@ -37,8 +37,8 @@ def main():
     torch.set_num_threads(a.threads)
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
     from finrag.data import load_dev
-    from finrag.preretrieval import preprocess_dataset
-    from finrag.hierarchical import make_scorer, HierarchicalRetriever, DEFAULT_PRERETRIEVAL
+    from finrag.hierarchical.preretrieval import preprocess_dataset
+    from finrag.hierarchical.pipeline import make_scorer, HierarchicalRetriever, DEFAULT_PRERETRIEVAL
     from finrag.models import get_embedder
     from finrag.retrieval import doc_text
     sets = {n: (lambda n=n: load_dev(n, a.data)) for n in ("financebench", "finqa", "tatqa")}   # finrag.data.DATASETS

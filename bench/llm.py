@@ -30,8 +30,8 @@ def prompt_of(n_tokens: int) -> list:
 def demo_llm_seconds(llm) -> tuple[float, int, int]:
     "(seconds, prompt tokens, answer tokens) of the demo's six answers, uncached, with `llm`."
     from finrag.cli import DEMO_QUESTIONS
-    from finrag.graphrag import GraphRAG, answer
-    from finrag.ingest import ingest
+    from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.graphrag.ingest import ingest
     store = get_settings().cache_dir / "demo-store"
     ingest(sample_news_path(), store, progress=False)
     rag, secs, pt, ct = GraphRAG(store, llm=llm), 0.0, 0, 0

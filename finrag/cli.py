@@ -54,7 +54,7 @@ def enrich(news:Path=typer.Argument(None, help="News file (FNSPID CSV or JSONL);
     "Entities and sentiment per chunk of a news file (the offline model stack at work)."
     from finrag.data import load_news
     from finrag.chunking import chunk_news
-    from finrag.enrich import enrich as _enrich
+    from finrag.graphrag.enrich import enrich as _enrich
     t = Timings()
     with t("load"): items, rep = load_news(news or sample_news_path(), format=format)
     with t("chunk"): chunks = chunk_news(items)
@@ -77,7 +77,7 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
            encoding:str=typer.Option("utf-8", help="The news file's encoding, e.g. cp1252 or utf-16."),
            no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store.")):
     "Build or update a P1 store: chunks, entities, sentiment, embeddings, FAISS index and graph."
-    from finrag.ingest import ingest as _ingest
+    from finrag.graphrag.ingest import ingest as _ingest
     r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet, encoding=encoding, wait=not no_wait)
     typer.echo(r.load_summary); typer.echo(r.summary())
 
@@ -90,7 +90,7 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
                 repair:bool=typer.Option(False, "--repair", help="Bring an interrupted or damaged store back to one consistent state."),
                 no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store.")):
     "Compare the store's vector files, meta.json and graph; exit 1 when they disagree (0 after --repair)."
-    from finrag.ingest import NewsStore, store_lock
+    from finrag.graphrag.ingest import NewsStore, store_lock
     if not (store/"meta.json").exists(): raise FinragError(f"{store}: no finrag store here")
     with store_lock(store, wait=not no_wait, what="check"):
         s = NewsStore(store, repair=True)
@@ -128,7 +128,7 @@ def _print_result(r, show_text:int=160):
 
 def _llm_banner(llm, res) -> str:
     "Which model answers, and roughly how long reading the prompt takes (the tier's rough prompt speed, 1 thread)."
-    from finrag.graphrag import build_prompt, prompt_tokens_estimate
+    from finrag.graphrag.rag import build_prompt, prompt_tokens_estimate
     from finrag.config import redact
     n, t = prompt_tokens_estimate(build_prompt(res)), llm.tier
     where = "in-process llama.cpp" if llm.base_url is None or llm.identity.startswith(llm.model + "@") else redact(llm.base_url)
@@ -137,7 +137,7 @@ def _llm_banner(llm, res) -> str:
 
 def _stream_answer(rag, r):
     "Answer `r`, printing the model, the time estimate and the answer as it is written."
-    from finrag.graphrag import answer
+    from finrag.graphrag.rag import answer
     from finrag.llm import get_llm
     llm = rag._llm or get_llm()
     typer.echo(_llm_banner(llm, r), err=True)
@@ -153,7 +153,7 @@ def ask(question:str=typer.Argument(..., help="The question."),
         json_out:bool=typer.Option(False, "--json", help="Print the result as JSON (the RAGResult type)."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
     "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it."
-    from finrag.graphrag import GraphRAG, answer
+    from finrag.graphrag.rag import GraphRAG, answer
     rag = GraphRAG(store)
     try:
         r = rag.retrieve(question, mode, tau)
@@ -178,8 +178,8 @@ DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invent
 def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/demo-store)."),
          no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
     "Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG on three relational questions (answers stream)."
-    from finrag.ingest import ingest as _ingest
-    from finrag.graphrag import GraphRAG
+    from finrag.graphrag.ingest import ingest as _ingest
+    from finrag.graphrag.rag import GraphRAG
     typer.echo(DEMO_NOTE)
     store = store or get_settings().cache_dir/"demo-store"
     rep = _ingest(sample_news_path(), store)
@@ -198,7 +198,7 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
                 _print_footer(r)
     finally: rag.store.close()
     if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")
-    typer.echo("\nNext: the method is narrated in nbs/11_ingest.ipynb and nbs/12_graphrag.ipynb. On real news:\n"
+    typer.echo("\nNext: the method is narrated in nbs/13_graphrag.ingest.ipynb and nbs/15_graphrag.rag.ipynb. On real news:\n"
                "  finrag ingest ../shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv --store stores/fnspid\n"
                "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
 
@@ -314,7 +314,7 @@ def eval_questions(store:Path=typer.Option(..., "--store", help="A store built b
                    seed:int=typer.Option(0, help="Seed of the template draw."),
                    llm:bool=typer.Option(False, "--llm", help="Let the LLM write question text and reference answer.")):
     "Write a grounded question set (direct + relational, with expected tickers, reference answers and supports)."
-    from finrag.p1_eval import generate_questions, write_questions
+    from finrag.graphrag.eval import generate_questions, write_questions
     from finrag.llm import get_llm
     qs = generate_questions(store, n=n, seed=seed, llm=get_llm() if llm else None)
     write_questions(qs, out)
@@ -331,7 +331,7 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
                   json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
-    from finrag.p1_eval import load_questions, evaluate_graphrag, format_report, jsonable
+    from finrag.graphrag.eval import load_questions, evaluate_graphrag, format_report, jsonable
     modes = {"none": False, "offline": "offline", "all": True}
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
     qs, rep = load_questions(questions, strict=strict)
@@ -357,7 +357,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
     if llm_preretrieval:
         if preretrieval is False: raise FinragError("--llm-preretrieval needs pre-retrieval: drop --no-preretrieval")
         from dataclasses import replace
-        from finrag.hierarchical import DEFAULT_PRERETRIEVAL
+        from finrag.hierarchical.pipeline import DEFAULT_PRERETRIEVAL
         preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
     ds = load_beir(data, split)
     return eval_retrieval(ds, method, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
@@ -400,7 +400,7 @@ def answer(question:str=typer.Argument(..., help="The question."),
            json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):
     "P2 end to end: hierarchical retrieval over the corpus, the top k answered, split/merge above the long-context threshold."
     from finrag.data import read_corpus
-    from finrag.hierarchical import HierarchicalRetriever, answer_question
+    from finrag.hierarchical.pipeline import HierarchicalRetriever, answer_question
     f = Path(data)/"corpus.jsonl"
     if not f.is_file(): raise FinragError(f"{data}: BEIR folder not found or without corpus.jsonl")
     if k is not None and k < 1: raise FinragError(f"--k {k}: give a positive number of documents")
@@ -449,7 +449,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
     from finrag.data import load_beir, read_corpus, BeirDataset
-    from finrag.lattice_tree import build_tree
+    from finrag.lattice.tree import build_tree
     if strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
     if limit is not None:
         ds = load_beir(data, split)
@@ -459,7 +459,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
         ds = BeirDataset(p.name, read_corpus(p/"corpus.jsonl"), {}, {})
     if limit is not None and limit < 1: raise FinragError(f"--limit {limit}: give a positive number of documents")
     corpus = ds.corpus if limit is None else ds.sample(n_docs=limit).corpus   # the gold documents first, then corpus order
-    from finrag.lattice_tree import estimate_build
+    from finrag.lattice.tree import estimate_build
     kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
               max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None)
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)

@@ -3,7 +3,7 @@ standing in for Neo4j) give the same hop-2 neighbours for every τ and the same 
 Cypher strings; loading twice changes nothing; a wrong password is a clear `FinragError`."""
 import pytest
 from finrag.core import FinragError
-from finrag import graph as G
+from finrag.graphrag import graph as G
 
 SEEDS = ["T000", "T003", "T007", "T013", "T042", "T059", "NOPE"]
 

@@ -203,7 +203,7 @@ def test_default_tier_gives_a_grounded_cited_answer(tmp_path, monkeypatch):
     "The 1.5B tier, assembled from the installed packages, answers a question about the made-up sample from its context."
     monkeypatch.setenv("FINRAG_LLM", "qwen2.5-coder-1.5b")
     from finrag.core import sample_news_path, stable_id
-    from finrag.graphrag import ContextItem, RAGResult, build_prompt, check_citations
+    from finrag.graphrag.rag import ContextItem, RAGResult, build_prompt, check_citations
     rows = {r["id"]: r for r in map(json.loads, sample_news_path().read_text().splitlines())}
     res = RAGResult("By how much did Nvidia's shares rise after its record data-center revenue?", "vector")
     res.contexts = [ContextItem(stable_id(rows[i]["id"], 0), rows[i]["text"], [], 1.0, "seed", rows[i]["date"]) for i in ("s001", "s002", "s004")]

@@ -3,9 +3,9 @@ failures a user can cause (each a one-line message and exit code 2, never a trac
 import json
 import pytest
 from finrag.core import sample_news_path, FinragError
-from finrag.ingest import ingest, NewsStore
+from finrag.graphrag.ingest import ingest, NewsStore
 from cli_helpers import run_cli
-from finrag.graphrag import GraphRAG
+from finrag.graphrag.rag import GraphRAG
 from finrag.cli import DEMO_QUESTIONS
 from finrag.testing import free_port
 
@@ -25,7 +25,7 @@ def test_both_backends_same_answers(bolt_server, lb_store, tmp_path, monkeypatch
     for k, v in zip(NEO4J_ENV[:3], (uri, user, password)): monkeypatch.setenv(k, v)
     # a store owns its Neo4j database: empty the shared test database (other tests loaded synthetic graphs into it),
     # else the store's consistency check rightly refuses a graph holding chunks its meta.json does not know
-    from finrag.graph import Neo4jGraph
+    from finrag.graphrag.graph import Neo4jGraph
     with Neo4jGraph(uri, user, password) as g: g._run("MATCH (n) DETACH DELETE n")
     rep = ingest(sample_news_path(), tmp_path / "bolt")
     assert rep.new_chunks == rep.chunks > 0
@@ -121,7 +121,7 @@ def test_cli_bolt_wrong_password(capsys, bolt_server, tmp_path, monkeypatch):
 
 def test_budget_rule_on_store(lb_store):
     "Budgeted graph mode: never more than [graphrag] budget_chunks/budget_tokens; vector at the graph's budget gets the same."
-    from finrag.graphrag import budget_of
+    from finrag.graphrag.rag import budget_of
     rag = GraphRAG(lb_store, graph_mode="budget", budget_chunks=4, budget_tokens=500)
     paper = GraphRAG(rag.store, graph_mode="paper", embedder=rag.embedder)
     for q in DEMO_QUESTIONS + ["How do Microsoft and Nvidia affect Apple?"]:

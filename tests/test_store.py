@@ -3,13 +3,13 @@ points is detected on open and repaired (by re-running the ingest or `finrag sto
 store a clean ingest gives, a corrected article replaces its chunks, and bad input is one line + exit 2.
 
 The killed ingests are real `finrag ingest` processes: `FINRAG_INGEST_HOOK=<stage>` makes the process SIGKILL itself
-at that stage of the write (see `finrag.ingest._test_hook`); `<stage>:wait=<file>` holds it there until the file exists.
+at that stage of the write (see `finrag.graphrag.ingest._test_hook`); `<stage>:wait=<file>` holds it there until the file exists.
 Data: the made-up sample (data/sample/news_sample.jsonl), split into a first and a second file."""
 import json, os, shutil, signal, subprocess, sys, time
 import numpy as np
 import pytest
 from finrag.core import FinragError, sample_news_path
-from finrag.ingest import ingest, NewsStore
+from finrag.graphrag.ingest import ingest, NewsStore
 from cli_helpers import run_cli
 
 QUESTIONS = ["How does demand for Nvidia GPUs affect its suppliers and competitors?",
@@ -35,7 +35,7 @@ def news(tmp_path_factory):
 
 def snapshot(path) -> dict:
     "What must be equal between two stores: chunk ids, embeddings by id, graph counts and edges, retrieval results."
-    from finrag.graphrag import GraphRAG
+    from finrag.graphrag.rag import GraphRAG
     s = NewsStore(path)
     try:
         g = s.graph
@@ -141,7 +141,7 @@ def test_reader_waits_for_the_writer(tmp_path, stores):
     "A reader opening the store while a writer holds the lock waits (the message says why) and then reads a whole state."
     base, _ = stores
     s = tmp_path / "s"; shutil.copytree(base, s)
-    code = ("import time; from finrag.ingest import store_lock\n"
+    code = ("import time; from finrag.graphrag.ingest import store_lock\n"
             f"with store_lock({str(s)!r}): open({str(tmp_path / 'held')!r}, 'w').close(); time.sleep(3)")
     w = subprocess.Popen([sys.executable, "-c", code])
     _wait_for(lambda: (tmp_path / "held").exists())

@@ -55,14 +55,19 @@ def reader_copy(src: Path, dst: Path) -> str:
 
 
 def modules() -> list[str]:
-    "Public modules of the package (finrag/*.py without a leading `_`)."
-    return sorted(p.stem for p in (ROOT / "finrag").glob("*.py") if not p.stem.startswith("_"))
+    "Public modules and subpackages of the package, dotted below `finrag` (`core`, `graphrag`, `graphrag.rag`): no `_` names."
+    lib, out = ROOT / "finrag", []
+    for p in lib.rglob("*.py"):
+        parts = p.relative_to(lib).with_suffix("").parts
+        if parts[-1] == "__init__": parts = parts[:-1]              # a subpackage: its __init__.py
+        if parts and not any(x.startswith("_") for x in parts): out.append(".".join(parts))
+    return sorted(out)
 
 
 def module_notebook(mod: str) -> Path | None:
-    "The notebook whose `#| default_exp` is `mod`."
+    "The notebook whose `#| default_exp` is `mod` (a subpackage's: `mod.__init__`)."
     for p in (ROOT / "nbs").glob("*.ipynb"):
-        if re.search(rf"default_exp\s+{re.escape(mod)}\b", p.read_text(encoding="utf-8")): return p
+        if re.search(rf"default_exp\s+{re.escape(mod)}(\.__init__)?(?![\w.])", p.read_text(encoding="utf-8")): return p
     return None
 
 
