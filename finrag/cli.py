@@ -449,7 +449,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
     from finrag.data import load_beir, read_corpus, BeirDataset
-    from finrag.lattice.tree import build_tree
+    from finrag.lattice.build import build_tree
     if strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
     if limit is not None:
         ds = load_beir(data, split)
@@ -459,7 +459,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
         ds = BeirDataset(p.name, read_corpus(p/"corpus.jsonl"), {}, {})
     if limit is not None and limit < 1: raise FinragError(f"--limit {limit}: give a positive number of documents")
     corpus = ds.corpus if limit is None else ds.sample(n_docs=limit).corpus   # the gold documents first, then corpus order
-    from finrag.lattice.tree import estimate_build
+    from finrag.lattice.build import estimate_build
     kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
               max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None)
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)

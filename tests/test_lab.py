@@ -56,7 +56,7 @@ def test_lab_serves_the_notebooks_with_the_project_kernel(lab):
     assert Path(argv0).resolve() == Path(sys.executable).resolve(), argv0     # this environment's Python
     listing = json.loads(_get(base + "/api/contents/nbs", token)[1])
     names = {c["name"] for c in listing["content"]}
-    assert {"00_core.ipynb", "15_graphrag.rag.ipynb", "32_lattice.search.ipynb"} <= names
+    assert {"00_core.ipynb", "15_graphrag.rag.ipynb", "36_lattice.search.ipynb"} <= names
     code, body = _get(base + "/api/kernels", token, "POST", {"name": "python3"})
     assert code == 201
     kid = json.loads(body)["id"]
