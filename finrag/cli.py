@@ -314,7 +314,7 @@ def eval_questions(store:Path=typer.Option(..., "--store", help="A store built b
                    seed:int=typer.Option(0, help="Seed of the template draw."),
                    llm:bool=typer.Option(False, "--llm", help="Let the LLM write question text and reference answer.")):
     "Write a grounded question set (direct + relational, with expected tickers, reference answers and supports)."
-    from finrag.graphrag.eval import generate_questions, write_questions
+    from finrag.graphrag.questions import generate_questions, write_questions
     from finrag.llm import get_llm
     qs = generate_questions(store, n=n, seed=seed, llm=get_llm() if llm else None)
     write_questions(qs, out)
@@ -331,7 +331,8 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
                   json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
-    from finrag.graphrag.eval import load_questions, evaluate_graphrag, format_report, jsonable
+    from finrag.graphrag.questions import load_questions
+    from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
     modes = {"none": False, "offline": "offline", "all": True}
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
     qs, rep = load_questions(questions, strict=strict)
