@@ -13,7 +13,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_
 from finrag.core import Timings, sample_news_path, project_root
 from finrag.data import load_news
 from finrag.chunking import Chunker, chunk_news
-from finrag.models import get_ner, get_sentiment, get_embedder
+from finrag.models import get_sentiment, get_embedder
+from finrag.ner import get_ner
 
 DEFAULT_FNSPID = project_root().parent / "shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"
 
@@ -38,7 +39,8 @@ def run(path, label):
 
 
 def llm_bench(n=5):
-    from finrag.llm import LLMClient, local_server
+    from finrag.llm import LLMClient
+    from finrag.llm_server import local_server
     import tempfile
     t0 = time.perf_counter(); local_server().start(); start_s = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as d:

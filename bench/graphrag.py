@@ -14,7 +14,8 @@ import numpy as np
 from finrag.core import project_root
 from finrag.graphrag.ingest import ingest, NewsStore, rebuild_graph
 from finrag.graphrag.rag import GraphRAG, answer
-from finrag.models import get_ner, get_sentiment, get_embedder, Gazetteer
+from finrag.models import get_sentiment, get_embedder
+from finrag.ner import get_ner, Gazetteer
 
 DEFAULT_NEWS = project_root().parent / "shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"
 

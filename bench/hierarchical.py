@@ -36,12 +36,12 @@ def main():
     import torch, transformers
     torch.set_num_threads(a.threads)
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
-    from finrag.data import load_dev
+    from finrag.datasets import load_dev
     from finrag.hierarchical.preretrieval import preprocess_dataset
     from finrag.hierarchical.pipeline import make_scorer, HierarchicalRetriever, DEFAULT_PRERETRIEVAL
     from finrag.models import get_embedder
     from finrag.retrieval import doc_text
-    sets = {n: (lambda n=n: load_dev(n, a.data)) for n in ("financebench", "finqa", "tatqa")}   # finrag.data.DATASETS
+    sets = {n: (lambda n=n: load_dev(n, a.data)) for n in ("financebench", "finqa", "tatqa")}   # finrag.datasets.DATASETS
     emb = get_embedder(); emb.encode(["warm-up"])
     print(f"torch threads {torch.get_num_threads()}, load average {os.getloadavg()[0]:.2f} (2 cores, shared)", flush=True)
     out = {"threads": a.threads, "loadavg_start": os.getloadavg(), "datasets": {}}

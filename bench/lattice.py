@@ -17,7 +17,8 @@ import argparse, os, statistics, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
-from finrag.data import load_dev, BeirDataset
+from finrag.data import BeirDataset
+from finrag.datasets import load_dev
 
 
 def scifact_slice(root, n_docs, slice_queries, seed=0) -> BeirDataset:

@@ -14,7 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from finrag.core import sample_news_path
 from finrag.config import get_settings
-from finrag.llm import TIERS, LLMClient, LocalLLMServer, tier_gguf
+from finrag.llm import LLMClient
+from finrag.llm_server import TIERS, LocalLLMServer, tier_gguf
 
 
 def prompt_of(n_tokens: int) -> list:

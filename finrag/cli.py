@@ -4,18 +4,18 @@
 
 # %% ../nbs/90_cli.ipynb #5771c6f3
 from __future__ import annotations
-import json, re, sys, time
+import json, sys, time
 from pathlib import Path
 import typer
 from . import __version__
 from .core import FinragError, Timings, sample_news_path
 from .config import get_settings
+from .report import (enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, answer_record,
+                           answer_report, build_estimate, build_summary)
 
 # %% auto #0
-__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'EXPERIMENTS', 'eval_app', 'lattice_app', 'data_app', 'main',
-           'enrich', 'ingest', 'store_check', 'ask', 'demo', 'headline_numbers', 'experiment_outputs',
-           'experiment_plan', 'reproduce', 'eval_questions', 'eval_graphrag', 'run_retrieval_eval',
-           'eval_retrieval_cmd', 'answer', 'build_summary', 'lattice_build', 'to_beir', 'data_beir']
+__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'lattice_app', 'data_app', 'main', 'enrich', 'ingest',
+           'store_check', 'ask', 'demo', 'reproduce', 'answer', 'lattice_build', 'data_beir']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 # typer >= 0.2x prints a stray `<bool>` type beside every flag in --help; a flag takes no value, so show none
@@ -44,9 +44,6 @@ def main():
         sys.exit(2)
 
 # %% ../nbs/90_cli.ipynb #f2a06790
-def _fmt_ents(ec) -> str:
-    return ", ".join(f"{e.id}:{e.label.split('_')[0].lower()}" for e in dict((e.id, e) for e in ec.entities).values()) or "-"
-
 @app.command()
 def enrich(news:Path=typer.Argument(None, help="News file (FNSPID CSV or JSONL); default: the made-up sample in data/sample."),
            limit:int=typer.Option(12, help="Chunks to print."),
@@ -60,10 +57,7 @@ def enrich(news:Path=typer.Argument(None, help="News file (FNSPID CSV or JSONL);
     with t("chunk"): chunks = chunk_news(items)
     ecs, E = _enrich(chunks, timings=t)
     typer.echo(f"{rep.summary()}\n{len(chunks)} chunks, embeddings {E.shape}\n")
-    typer.echo(f"{'chunk':<8} {'pos':>5} {'neg':>5} {'I':>5}  entities")
-    for ec in ecs[:limit]:
-        s = ec.sentiment
-        typer.echo(f"{ec.chunk.id[:8]:<8} {s.pos:5.2f} {s.neg:5.2f} {s.intensity:5.2f}  {_fmt_ents(ec)}")
+    typer.echo(enrichment_table(ecs[:limit]))
     typer.echo("\nseconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
 
 # %% ../nbs/90_cli.ipynb #48bd4552
@@ -103,44 +97,12 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
     if problems: raise typer.Exit(1)
 
 # %% ../nbs/90_cli.ipynb #c0f8a894
-def _print_contexts(r, show_text:int=160):
-    typer.echo(f"\n[{r.mode}] {r.question}")
-    if getattr(r, "route", None): typer.echo(f"route: auto → {r.route['mode']} ({r.route['why']})")
-    typer.echo(f"entities in context: {', '.join(r.entities) or '-'}")
-    for c in r.contexts:
-        via = f" via {c.via['seed']}→{c.via['neighbour']}" if c.via else ""
-        typer.echo(f"  {c.role:<7} {c.chunk_id[:10]} {c.score:5.2f} {','.join(c.tickers) or '-':<18}{via} {c.text[:show_text].replace(chr(10),' ')}")
-
-def _print_footer(r):
-    if r.llm:
-        cit, m = r.llm.get("citations") or {}, r.llm
-        bad = cit.get("unknown") or []
-        typer.echo(f"citations: {len(cit.get('cited') or [])} chunk(s) of the context cited" +
-                   (f"; NOT IN THE CONTEXT: {', '.join(bad)}" if bad else "") +
-                   f" | {m['model']}: {m['prompt_tokens']} prompt + {m['completion_tokens']} answer tokens in {m['latency_s']:.1f} s" +
-                   (" (cached)" if m.get("cached") else "") + (" | EMPTY ANSWER" if m.get("empty") else ""))
-    typer.echo("ms: " + ", ".join(f"{k} {1000*v:.1f}" for k, v in r.timings.items()))
-
-def _print_result(r, show_text:int=160):
-    _print_contexts(r, show_text)
-    if r.answer is not None: typer.echo(f"answer: {r.answer}")
-    _print_footer(r)
-
-def _llm_banner(llm, res) -> str:
-    "Which model answers, and roughly how long reading the prompt takes (the tier's rough prompt speed, 1 thread)."
-    from finrag.graphrag.rag import build_prompt, prompt_tokens_estimate
-    from finrag.config import redact
-    n, t = prompt_tokens_estimate(build_prompt(res)), llm.tier
-    where = "in-process llama.cpp" if llm.base_url is None or llm.identity.startswith(llm.model + "@") else redact(llm.base_url)
-    est = f", ~{n/t.prompt_tok_s:.0f} s to read it at ~{t.prompt_tok_s:g} tokens/s, then ~{t.decode_tok_s:g} tokens/s" if t else ""
-    return f"answering with {llm.model} ({where}): prompt ~{n} tokens{est}"
-
 def _stream_answer(rag, r):
     "Answer `r`, printing the model, the time estimate and the answer as it is written."
     from finrag.graphrag.rag import answer
     from finrag.llm import get_llm
     llm = rag._llm or get_llm()
-    typer.echo(_llm_banner(llm, r), err=True)
+    typer.echo(llm_banner(llm, r), err=True)
     typer.echo("answer: ", nl=False)
     answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(s), sys.stdout.flush()))
     typer.echo("")
@@ -160,9 +122,9 @@ def ask(question:str=typer.Argument(..., help="The question."),
         if json_out:
             if not no_llm: answer(rag, r)
             typer.echo(r.to_json(indent=1)); return
-        _print_contexts(r)
+        typer.echo(format_contexts(r))
         if not no_llm: _stream_answer(rag, r)
-        _print_footer(r)
+        typer.echo(format_footer(r))
     finally: rag.store.close()
 
 # %% ../nbs/90_cli.ipynb #9ef91f5b
@@ -188,207 +150,35 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     try:
         for q in DEMO_QUESTIONS:
             v, g = rag.retrieve(q, "vector"), rag.retrieve(q, "graph")
-            typer.echo("\n" + "="*100 + f"\nQ: {q}")
-            typer.echo(f"  vector tickers: {', '.join(v.entities)}")
-            typer.echo(f"  graph  tickers: {', '.join(g.entities)}   (+{', '.join(sorted(set(g.entities)-set(v.entities))) or 'none'})")
-            typer.echo(f"  edges followed (τ={rag.tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none"))
+            typer.echo(format_comparison(q, v, g, rag.tau))
             for r in (v, g):
-                _print_contexts(r, show_text=90)
+                typer.echo(format_contexts(r, show_text=90))
                 if not no_llm: _stream_answer(rag, r); models.add(r.llm["model"])
-                _print_footer(r)
+                typer.echo(format_footer(r))
     finally: rag.store.close()
     if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")
     typer.echo("\nNext: the method is narrated in nbs/13_graphrag.ingest.ipynb and nbs/15_graphrag.rag.ipynb. On real news:\n"
                "  finrag ingest ../shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv --store stores/fnspid\n"
                "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
 
-# %% ../nbs/90_cli.ipynb #c3e5b0a3
-_METRIC = re.compile(r"(^|[._@ -])(ndcg|recall|precision|mean|delta|p_value|accuracy)", re.I)
-_NOT_RESULTS = {"paper", "params", "config", "models", "trees", "sizes", "questions", "failures", "llm_stats", "machine", "seconds"}
-
-def headline_numbers(results:dict, limit:int=10) -> list[tuple[str, float]]:
-    """The headline metrics of an experiment's results JSON: its `headline` mapping when it has one, else the numeric
-    float values at most three levels deep whose key names a metric (nDCG, recall, precision, mean, delta, p-value), in
-    file order, outside the sections that hold inputs, counters or the paper's numbers (`paper`, `params`, `failures`, ...)."""
-    if isinstance(results.get("headline"), dict):
-        return [(k, v) for k, v in results["headline"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)][:limit]
-    out = []
-    def walk(d, prefix, depth):
-        for k, v in d.items():
-            key = f"{prefix}{k}"
-            if isinstance(v, bool): continue
-            if isinstance(v, float) and _METRIC.search(key): out.append((key, v))      # metrics are floats; counts are ints
-            elif isinstance(v, dict) and depth < 3 and not (depth == 0 and k in _NOT_RESULTS): walk(v, key + ".", depth + 1)
-    walk(results, "", 0)
-    return out[:limit]
-
-def experiment_outputs(dirs, since:float) -> list[Path]:
-    "Files under the folders `dirs` modified at or after `since` (epoch seconds), sorted: what a run wrote."
-    return sorted(f for d in dirs if Path(d).is_dir() for f in Path(d).rglob("*") if f.is_file() and f.stat().st_mtime >= since)
-
-def _shown(p:Path) -> str:
-    "`p` relative to the working directory when below it."
-    p = Path(p).resolve()
-    return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
-
 # %% ../nbs/90_cli.ipynb #a2f07ceb
-EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
-
-def _param(kv:str):
-    if "=" not in kv: raise FinragError(f"-p expects key=value, got {kv!r}")
-    k, v = kv.split("=", 1)
-    try: return k, json.loads(v)
-    except json.JSONDecodeError: return k, v
-
-def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> list[tuple[Path, Path, dict]]:
-    """(notebook, executed copy, parameters) for each experiment notebook of `paper`.
-
-    `params` are `key=value` (JSON values, else strings) or `notebook.key=value`. A plain key goes to every notebook of
-    the paper that declares it; a key no notebook declares (or a scoped key its notebook does not declare) is a
-    `FinragError` naming the declared parameters, so a typo never runs silently with the default."""
-    import papermill as pm
-    from finrag.core import project_root
-    root = project_root()
-    if paper not in EXPERIMENTS: raise FinragError(f"unknown paper {paper!r}: choose one of {', '.join(EXPERIMENTS)}")
-    names, scoped, plain = EXPERIMENTS[paper], {}, {}
-    for kv in params or []:
-        k, v = _param(kv)
-        nbname, _, key = k.rpartition(".")
-        if nbname and nbname not in names: raise FinragError(f"-p {kv!r}: {nbname!r} is not an experiment of {paper!r} ({', '.join(names)})")
-        (scoped.setdefault(nbname, {}) if nbname else plain)[key] = v
-    plan, used = [], set()
-    for name in names:
-        nb = root/"nbs"/"experiments"/f"{name}.ipynb"
-        if not nb.exists(): raise FinragError(f"{nb}: experiment notebook not found (this paper's reproduction is not in this version)")
-        p = {}
-        if quick:
-            ov = root/"tests"/"overrides"/f"{name}.json"
-            if ov.exists(): p.update(json.loads(ov.read_text()))
-            q = root/"runs"/"quick"
-            p.update(store_dir=str(q/"stores"/name), figures_dir=str(q/"figures"), results_dir=str(q/"results"))
-        declared = set(pm.inspect_notebook(str(nb)))
-        mine = {k: v for k, v in plain.items() if k in declared}; used |= set(mine)
-        p.update(mine); p.update(scoped.get(name, {}))
-        unknown = sorted(set(p) - declared)
-        if unknown: raise FinragError(f"{nb.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
-        plan.append((nb, root/"runs"/(("quick_" if quick else "") + nb.name), p))
-    if set(plain) - used: raise FinragError(f"no experiment notebook of {paper!r} has parameter(s) {sorted(set(plain) - used)}")
-    return plan
-
 @app.command()
 def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattice"),
               quick:bool=typer.Option(False, "--quick", help="Small overrides (as in the tests); outputs under runs/quick/."),
               param:list[str]=typer.Option(None, "-p", "--param", help="Override a notebook parameter: key=value (repeatable)."),
               dry_run:bool=typer.Option(False, "--dry-run", help="Print what would run.")):
     "Re-run a paper's experiment notebooks with papermill (figures/ and results/, or runs/quick/ with --quick)."
-    plan = experiment_plan(paper, quick, param)
-    for nb, out, p in plan:
+    from finrag.reproduce import experiment_plan, run_experiment, outputs_summary, shown_path
+    for nb, out, p in experiment_plan(paper, quick, param):
         typer.echo(f"{nb.relative_to(nb.parents[2])} -> {out.relative_to(out.parents[1])}  {json.dumps(p) if p else '(production defaults)'}")
         if dry_run: continue
-        import papermill as pm
-        out.parent.mkdir(parents=True, exist_ok=True)
-        t0, since = time.perf_counter(), time.time() - 1
-        try:
-            pm.execute_notebook(str(nb), str(out), parameters=p, cwd=str(nb.parents[2]), kernel_name="python3", progress_bar=False)
-        except pm.PapermillExecutionError as e:
-            raise FinragError(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})") from None
-        typer.echo(f"  done in {time.perf_counter()-t0:.0f}s; executed notebook: {_shown(out)}")
-        root = nb.parents[2]
-        made = experiment_outputs([root/p.get("figures_dir", "figures"), root/p.get("results_dir", "results")], since)
-        for f in (f for f in made if f.suffix == ".json"):
-            try: nums = headline_numbers(json.loads(f.read_text()))
-            except (ValueError, AttributeError): nums = []
-            for k, v in nums: typer.echo(f"  {f.name}: {k} = {v:.4g}")
-        for kind, sfx in (("figures", (".png", ".svg", ".pdf")), ("results", (".json", ".csv", ".tsv"))):
-            fs = [_shown(f) for f in made if f.suffix in sfx]
-            typer.echo(f"  {kind}: {', '.join(fs) if fs else '(none written)'}")
+        secs, made = run_experiment(nb, out, p)
+        typer.echo(f"  done in {secs:.0f}s; executed notebook: {shown_path(out)}")
+        for line in outputs_summary(made): typer.echo(line)
 
-# %% ../nbs/90_cli.ipynb #f358690d
-eval_app = typer.Typer(no_args_is_help=True, help="Evaluate a method on a question set (P1: vector vs Graph-RAG).")
+# %% ../nbs/90_cli.ipynb #4ec57956
+from .cli_eval import eval_app
 app.add_typer(eval_app, name="eval")
-
-@eval_app.command("questions")
-def eval_questions(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
-                   out:Path=typer.Option(..., "--out", help="Question file to write (JSONL)."),
-                   n:int=typer.Option(None, help="Number of questions (default [graphrag] n_questions, split 30/70)."),
-                   seed:int=typer.Option(0, help="Seed of the template draw."),
-                   llm:bool=typer.Option(False, "--llm", help="Let the LLM write question text and reference answer.")):
-    "Write a grounded question set (direct + relational, with expected tickers, reference answers and supports)."
-    from finrag.graphrag.questions import generate_questions, write_questions
-    from finrag.llm import get_llm
-    qs = generate_questions(store, n=n, seed=seed, llm=get_llm() if llm else None)
-    write_questions(qs, out)
-    typer.echo(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
-               (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else ""))
-
-@eval_app.command("graphrag")
-def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
-                  questions:Path=typer.Option(..., "--questions", help="Question file (JSONL; see `finrag eval questions`)."),
-                  tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau)."),
-                  no_llm:bool=typer.Option(False, "--no-llm", help="Only what needs no LLM (context metrics, retrieval latency)."),
-                  ragas:str=typer.Option("offline", help="none | offline (non-LLM RAGAS) | all (+ LLM-judged; slow on a small local model)."),
-                  ragas_n:int=typer.Option(None, "--ragas-n", help="Questions judged by the LLM-judged RAGAS metrics (default: all)."),
-                  strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
-                  json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
-    "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
-    from finrag.graphrag.questions import load_questions
-    from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
-    modes = {"none": False, "offline": "offline", "all": True}
-    if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
-    qs, rep = load_questions(questions, strict=strict)
-    if rep.n_bad: typer.echo(rep.summary(), err=True)
-    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n)
-    typer.echo(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False) if json_out else format_report(r))
-
-# %% ../nbs/90_cli.ipynb #68f403a0
-def _cutoff_list(s:str) -> tuple:
-    try: ks = tuple(int(x) for x in s.split(",") if x.strip())
-    except ValueError: ks = ()
-    if not ks or any(k < 1 for k in ks): raise FinragError(f"--k {s!r}: give positive integers separated by commas, e.g. 10,20")
-    return ks
-
-def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
-                       k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
-                       max_queries:int|None=None, seed:int=0, progress:bool=False):
-    "Load the BEIR folder and run `finrag.retrieval.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`."
-    from finrag.data import load_beir
-    from finrag.retrieval import eval_retrieval, get_method
-    get_method(method)                                      # an unknown method fails before the data is read
-    if max_queries is not None and max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
-    if llm_preretrieval:
-        if preretrieval is False: raise FinragError("--llm-preretrieval needs pre-retrieval: drop --no-preretrieval")
-        from dataclasses import replace
-        from finrag.hierarchical.pipeline import DEFAULT_PRERETRIEVAL
-        preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
-    ds = load_beir(data, split)
-    return eval_retrieval(ds, method, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
-                          progress=progress, **{o: v for o, v in (options or {}).items() if v is not None})
-
-@eval_app.command("retrieval")
-def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
-                       split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
-                       method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice (any registered method)."),
-                       preretrieval:bool=typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: the method's: on for bm25 and hierarchical, off for dense and hybrid, never for lattice)."),
-                       llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
-                       k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
-                       stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
-                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | ce | ce:PATH; default: maxsim, the best of the candidates measured in nbs/24)."),
-                       tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
-                       scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),
-                       max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
-                       seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
-                       json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
-    "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
-    r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, _cutoff_list(k), (100,),
-                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out)
-    for note in r.notes: typer.echo(f"warning: {note}", err=True)
-    if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return
-    typer.echo(f"{r.dataset} [{split}] {r.method}" + (" + pre-retrieval" if r.preretrieval else ""))
-    for key, v in r.metrics.items(): typer.echo(f"  {key.replace('ndcg', 'nDCG'):<11} {v:.4f}")
-    typer.echo(f"  queries     {r.n_queries}\n  seconds     {r.search_seconds:.2f} searching ({r.ms_per_query:.1f} ms/query)"
-               f" + {r.build_seconds:.2f} building the index")
-    if r.llm_calls_per_query is not None:
-        typer.echo(f"  LLM/query   {r.llm_calls_per_query:.2f} calls, {r.prompt_tokens_per_query:.0f} prompt + {r.completion_tokens_per_query:.0f} completion tokens")
 
 # %% ../nbs/90_cli.ipynb #959fb71e
 @app.command()
@@ -408,32 +198,12 @@ def answer(question:str=typer.Argument(..., help="The question."),
     if threshold is not None and threshold < 1: raise FinragError(f"--threshold {threshold}: give a positive number of tokens")
     hr = HierarchicalRetriever(read_corpus(f), stage2=stage2 or "auto")
     a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
-    if json_out:
-        typer.echo(json.dumps({"question": question, "answer": a.answer, "branch": a.branch, "documents": a.doc_ids,
-                               "n_tokens": a.n_tokens, "threshold_tokens": a.threshold_tokens, "split": a.crossed and split,
-                               "llm_calls": a.llm_calls, "seconds": round(a.retrieve_seconds + a.answer_seconds, 2)})); return
-    typer.echo(f"answer: {a.answer}")
-    typer.echo(f"  how         {a.branch} ({a.llm_calls} LLM call(s); {a.n_tokens} context tokens, threshold {a.threshold_tokens}"
-               + (", split into two halves" if a.crossed and split else ", cut to fit" if a.crossed else "") + ")")
-    typer.echo(f"  documents   {', '.join(a.doc_ids[:5])}" + (f" … ({len(a.doc_ids)})" if len(a.doc_ids) > 5 else ""))
-    typer.echo(f"  seconds     {a.retrieve_seconds:.2f} retrieving + {a.answer_seconds:.2f} answering")
+    if json_out: typer.echo(json.dumps(answer_record(question, a, split))); return
+    typer.echo(answer_report(a, split))
 
 # %% ../nbs/90_cli.ipynb #943907aa
 lattice_app = typer.Typer(no_args_is_help=True, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
 app.add_typer(lattice_app, name="lattice")
-
-def build_summary(stats:dict) -> str:
-    "The build statistics of a tree as a few human lines."
-    llm, sec = stats.get("llm", {}), stats.get("seconds", {})
-    lines = [f"  documents   {stats.get('n_docs')}", f"  depth       {stats.get('depth')}  ({stats.get('n_internal')} internal nodes, "
-             f"branching {stats.get('branching', {}).get('mean')} mean, leaf slates {stats.get('leaf_slate_size', {}).get('mean')} mean)",
-             f"  LLM         {llm.get('calls', 0)} calls ({llm.get('cache_hits', 0)} cached), {llm.get('prompt_tokens', 0)} prompt + "
-             f"{llm.get('completion_tokens', 0)} completion tokens, {llm.get('parse_failures', 0)} unparsed, model {stats.get('model')}",
-             f"  partitions  {stats.get('partition_llm', 0)} by the LLM, {stats.get('partition_fallbacks', 0)} fell back to k-means, "
-             f"{stats.get('partition_kmeans', 0)} by k-means",
-             "  seconds     " + ", ".join(f"{k} {v:.1f}" for k, v in sec.items())]
-    lines += [f"  deviation   {d}" for d in stats.get("deviations", [])]
-    return "\n".join(lines)
 
 @lattice_app.command("build")
 def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl (queries.jsonl, qrels/<split>.tsv for --limit)."),
@@ -449,24 +219,14 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                   max_leaf_docs:int=typer.Option(10, help="A node with at most this many documents gets them as leaves."),
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
-    from finrag.data import load_beir, read_corpus, BeirDataset
-    from finrag.lattice.build import build_tree
+    from finrag.data import beir_corpus
+    from finrag.lattice.build import build_tree, estimate_build
     if strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
-    if limit is not None:
-        ds = load_beir(data, split)
-    else:
-        p = Path(data)
-        if not (p/"corpus.jsonl").is_file(): raise FinragError(f"{p}: BEIR folder not found or without corpus.jsonl")
-        ds = BeirDataset(p.name, read_corpus(p/"corpus.jsonl"), {}, {})
-    if limit is not None and limit < 1: raise FinragError(f"--limit {limit}: give a positive number of documents")
-    corpus = ds.corpus if limit is None else ds.sample(n_docs=limit).corpus   # the gold documents first, then corpus order
-    from finrag.lattice.build import estimate_build
+    ds = beir_corpus(data, split, limit); corpus = ds.corpus
     kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
               max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None)
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)
-    typer.echo(f"{ds.name}: building a {strategy} tree over {len(corpus):,} documents; estimate: ~{est['calls']} LLM calls, "
-               f"~{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens, ~{max(1, round(est['seconds'] / 60))} min "
-               f"(at {est['speed'][0]:g}/{est['speed'][1]:g} tokens/s; `--summarizer extractive --partitioner kmeans` builds without the LLM in seconds)", err=True)
+    typer.echo(build_estimate(ds.name, strategy, len(corpus), est), err=True)
     tree = build_tree(corpus, strategy, **kw, progress=progress)
     path = tree.save(out)
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
@@ -475,22 +235,12 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
 data_app = typer.Typer(no_args_is_help=True, help="Convert the development datasets to BEIR folders.")
 app.add_typer(data_app, name="data")
 
-def to_beir(name:str, src=None, out=None):
-    """The development dataset `name` (a key of `finrag.data.DATASETS`) under the data root `src` (default
-    `../shared/data` beside the project) as a `BeirDataset`, written to `out` (qrels/<its split>.tsv) when given.
-    `InputError` for an unknown name or a missing file, `FinragError` for a dataset without documents."""
-    from finrag.data import DATASETS, load_dev, write_beir
-    ds = load_dev(name, src)
-    if not ds.corpus: raise FinragError(f"{name}: the data root holds no documents for it (queries only): nothing to write")
-    if out is not None: write_beir(ds, out, DATASETS[name].split)
-    return ds
-
 @data_app.command("beir")
-def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact (finrag.data.DATASETS)"),
+def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact (finrag.datasets.DATASETS)"),
               out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
               src:Path=typer.Option(None, "--src", help="Data root holding the datasets (default: ../shared/data beside the project).")):
     "Convert a development dataset to a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."
-    from finrag.data import DATASETS
+    from finrag.datasets import DATASETS, to_beir
     ds = to_beir(name, src, out)
     split = DATASETS[name].split
     n_rel = sum(len(v) for v in ds.qrels.values())

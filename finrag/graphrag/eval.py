@@ -42,7 +42,7 @@ def support_recall(support_ids,   # the question's source article (news item) id
 def answer_entities(answer:str|None, ner=None) -> list[str]:
     "Sorted canonical ids (tickers where known) the NER resolves in `answer` (default NER: `get_ner()`); [] for no answer."
     if not answer or not answer.strip(): return []
-    from finrag.models import get_ner
+    from finrag.ner import get_ner
     return sorted({e.id for e in (ner or get_ner())(answer)})
 
 def answer_entity_recall(expected, answer:str|None, ner=None) -> float:
@@ -169,7 +169,7 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
 # %% ../../nbs/18_graphrag.eval.ipynb #a2aaecf8
 def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
               modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress) -> dict:
-    from finrag.models import get_ner
+    from finrag.ner import get_ner
     from finrag.graphrag.rag import budget_of
     if use_llm:
         from finrag.llm import get_llm

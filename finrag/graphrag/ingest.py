@@ -318,7 +318,7 @@ def write_graph(g, new_rows:list[dict], all_rows:list[dict], removed:list[str]=(
     """Make graph `g` hold `all_rows`: delete the `removed` chunk ids, MERGE `new_rows` (chunk rows) with their tickers
     and links, recompute INFLUENCES over `all_rows` (dropping edges they no longer imply) and prune tickers without
     chunks; returns the edges."""
-    from finrag.models import Gazetteer
+    from finrag.ner import Gazetteer
     gaz = Gazetteer.load()
     if removed: g.delete_chunks(list(removed))
     g.upsert_tickers([{"symbol": s, "name": gaz.name(s)} for s in sorted({tk for r in new_rows for tk in r["tickers"]})])

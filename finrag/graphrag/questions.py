@@ -115,7 +115,8 @@ def extractive_reference(chunks:list[dict],   # supporting chunk rows (text, pos
                          ner=None,            # NER with `.pipe(texts)` → entity lists (default `get_ner()`)
                          max_sentences:int=2) -> str|None:
     "Up to `max_sentences` sentences of `chunks` naming the `entities`, plus the news tone; None when no sentence names one."
-    from finrag.models import get_ner, SentimentScore
+    from finrag.ner import get_ner
+    from finrag.models import SentimentScore
     ner = ner or get_ner()
     sents = [s for c in chunks for s in _sentences(c["text"])]
     ents = set(entities)
@@ -173,7 +174,7 @@ def _pair_candidates(rows:list[dict], edges:list[dict]) -> list[tuple[str, str, 
 
 def _template_questions(store, nd:int, nr:int, seed:int, ner, n_support:int=3) -> tuple[list, dict]:
     "Template questions + the chunks each rests on; notes when the store has too few candidates."
-    from finrag.models import Gazetteer
+    from finrag.ner import Gazetteer
     gaz, rng, notes = Gazetteer.load(), random.Random(seed), []
     nm = lambda t: short_name(gaz.name(t), t)
     out = []
@@ -212,7 +213,7 @@ def _names_all(text:str, entities:list[str], gaz) -> bool:
 
 def llm_rewrite(q:Question, chunks:list[dict], llm, gaz=None, max_chars:int=1200) -> tuple[Question, str]:
     "(question, outcome): the LLM's question + reference from `chunks`, or `q` unchanged; outcome ok|parse_failure|rejected|error."
-    from finrag.models import Gazetteer
+    from finrag.ner import Gazetteer
     gaz = gaz or Gazetteer.load()
     names = " and ".join(short_name(gaz.name(t), t) for t in q.entities)
     news = "\n\n".join(f"[{c['doc_id']}] {c['text'][:max_chars]}" for c in chunks)
@@ -241,7 +242,7 @@ def generate_questions(store,                     # a `NewsStore` or its folder
                        ner=None) -> QuestionSet:
     "A grounded question set (direct first, then relational), deterministic for a store and `seed`; see the report for shortfalls."
     from finrag.graphrag.ingest import NewsStore
-    from finrag.models import get_ner, Gazetteer
+    from finrag.ner import get_ner, Gazetteer
     st = store if isinstance(store, NewsStore) else NewsStore(store)
     try:
         if not st.rows: raise FinragError(f"{st.path}: the store holds no chunks; ingest news first")

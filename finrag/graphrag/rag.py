@@ -131,7 +131,7 @@ class GraphRAG:
     def question_entities(self, question:str) -> list[str]:
         "Tickers the NER (default `get_ner()`) finds in `question` that are nodes of the store's graph, in question order."
         if self._ner is None:
-            from finrag.models import get_ner
+            from finrag.ner import get_ner
             self._ner = get_ner()
         known = self._tickers if hasattr(self, "_tickers") else self.__dict__.setdefault("_tickers", {t for r in self.store.rows for t in r["tickers"]})
         return list(dict.fromkeys(e.id for e in self._ner(question) if e.id in known))

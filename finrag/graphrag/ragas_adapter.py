@@ -49,7 +49,7 @@ def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, 
     from ragas.cache import DiskCacheBackend
     s = get_settings()
     if base_url is None and s.llm_base_url is None:
-        from finrag.llm import local_server
+        from finrag.llm_server import local_server
         base_url = local_server().base_url
     url, model = base_url or s.llm_base_url, model or s.llm_model_override or s.models.llm_model
     client = instructor.from_openai(AsyncOpenAI(base_url=url, api_key=api_key or s.llm_api_key,
