@@ -100,8 +100,7 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
 def _stream_answer(rag, r):
     "Answer `r`, printing the model, the time estimate and the answer as it is written."
     from finrag.graphrag.rag import answer
-    from finrag.llm import get_llm
-    llm = rag._llm or get_llm()
+    llm = rag.llm
     typer.echo(llm_banner(llm, r), err=True)
     typer.echo("answer: ", nl=False)
     answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(s), sys.stdout.flush()))

@@ -15,12 +15,13 @@ from fastcore.basics import patch
 from .core import FinragError, InputError, LoadReport, stable_id
 
 # %% auto #0
-__all__ = ['FNSPID_COLUMNS', 'read_text', 'encoding_problem', 'parse_date', 'title_from_url', 'NewsItem', 'iter_json_records',
-           'iter_csv_records', 'load_news', 'BeirDataset', 'write_beir', 'read_corpus', 'read_queries', 'read_qrels',
-           'load_beir', 'beir_corpus']
+__all__ = ['FNSPID_COLUMNS', 'require_file', 'read_text', 'encoding_problem', 'parse_date', 'title_from_url', 'NewsItem',
+           'iter_json_records', 'iter_csv_records', 'iter_table_rows', 'load_news', 'BeirDataset', 'write_beir',
+           'read_corpus', 'read_queries', 'read_qrels', 'load_beir', 'beir_corpus']
 
 # %% ../nbs/02_data.ipynb #5cfd52ae
-def _require_file(path, what:str="file") -> Path:
+def require_file(path, what:str="file") -> Path:
+    "`path` as a `Path`; `InputError` '<what> not found' / '<what> is not a file' otherwise."
     p = Path(path)
     if not p.exists(): raise InputError(f"{what} not found", path=p)
     if not p.is_file(): raise InputError(f"{what} is not a file", path=p)
@@ -30,7 +31,7 @@ def read_text(path,                  # a text file
               encoding:str="utf-8"   # its encoding; invalid bytes are kept as surrogates (see `encoding_problem`)
              ) -> str:
     "The text of `path` without a BOM; raises `InputError` when the file does not exist."
-    p = _require_file(path)
+    p = require_file(path)
     enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     return p.read_bytes().decode(enc, errors="surrogateescape")
 
@@ -147,6 +148,20 @@ def iter_csv_records(path,                 # a CSV file with a header row
             yield i, dict(zip(header, row))
     except csv.Error as e: raise InputError(f"malformed CSV near line {rd.line_num}: {e}", path) from None
 
+# %% ../nbs/02_data.ipynb #d2a7e1b1
+def iter_table_rows(path,            # a UTF-8 CSV file with a header row
+                    columns,         # column names the header must hold
+                    not_found:str    # the `InputError` message when the file does not exist
+                   ):
+    "Yield `(row number from 1, {column: value or None})` of a strictly read table; `InputError` on a missing file or column."
+    path = Path(path)
+    if not path.exists(): raise InputError(not_found, path=path)
+    with open(path, newline="", encoding="utf-8") as f:
+        rd = csv.DictReader(f)
+        missing = set(columns) - set(rd.fieldnames or [])
+        if missing: raise InputError(f"missing column(s) {sorted(missing)}", path=path)
+        yield from enumerate(rd, 1)
+
 # %% ../nbs/02_data.ipynb #cc0af59c
 FNSPID_COLUMNS = ("Date", "Url", "Text", "Mark")
 
@@ -230,7 +245,7 @@ def load_news(path,                   # a news file: FNSPID CSV, generic CSV, or
     from finrag.config import get_settings
     S = get_settings().data
     max_chars, max_run = max_article_chars or S.max_article_chars, max_run_chars or S.max_run_chars
-    path = _require_file(path, "news file")
+    path = require_file(path, "news file")
     fmt = format.lower()
     if fmt not in ("auto", "fnspid", "jsonl", "csv"):
         raise InputError(f"unknown news format {format!r}; use auto, fnspid, jsonl or csv", path)
@@ -336,7 +351,7 @@ def read_corpus(path,                       # a BEIR corpus.jsonl: {"_id", "titl
                 report:LoadReport|None=None # where counts and bad rows go (a new one when None)
                ) -> dict:
     "doc id -> {'title': str, 'text': str}, in file order."
-    path = _require_file(path, "corpus file"); report = _report(report, path)
+    path = require_file(path, "corpus file"); report = _report(report, path)
     corpus = {}
     for i, rec in iter_json_records(path, report, strict):
         did, text, title = rec.get("_id"), rec.get("text"), rec.get("title") or ""
@@ -353,7 +368,7 @@ def read_queries(path,                       # a BEIR queries.jsonl: {"_id" or "
                  report:LoadReport|None=None # where counts and bad rows go (a new one when None)
                 ) -> dict:
     "query id -> query text, in file order."
-    path = _require_file(path, "queries file"); report = _report(report, path)
+    path = require_file(path, "queries file"); report = _report(report, path)
     queries = {}
     for i, rec in iter_json_records(path, report, strict):
         qid = rec.get("_id", rec.get("query_id"))
@@ -373,7 +388,7 @@ def read_qrels(path,                        # a qrels TSV: query-id, corpus-id, 
                report:LoadReport|None=None  # where counts and bad rows go (a new one when None)
               ) -> dict:
     "query id -> {doc id: int relevance}; rows are numbered by file line (a header is line 1)."
-    path = _require_file(path, "qrels file"); report = _report(report, path)
+    path = require_file(path, "qrels file"); report = _report(report, path)
     text = read_text(path)
     lines = [l.rstrip("\r") for l in text.split("\n")]
     first = 1
@@ -403,7 +418,7 @@ def load_beir(folder,               # a BEIR folder: corpus.jsonl, queries.jsonl
     "The BEIR dataset in `folder` (name = folder name); `InputError` on a missing file or, when strict, a bad row."
     d = Path(folder)
     if not d.is_dir(): raise InputError("BEIR folder not found", d)
-    cp, qp, rp = _require_file(d/"corpus.jsonl", "corpus file"), _require_file(d/"queries.jsonl", "queries file"), d/"qrels"/f"{split}.tsv"
+    cp, qp, rp = require_file(d/"corpus.jsonl", "corpus file"), require_file(d/"queries.jsonl", "queries file"), d/"qrels"/f"{split}.tsv"
     if not rp.is_file():
         have = sorted(p.stem for p in (d/"qrels").glob("*.tsv"))
         raise InputError(f"qrels for split '{split}' not found (splits here: {', '.join(have) or 'none'})", rp)

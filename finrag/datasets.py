@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 from rapidfuzz import fuzz, process
 from .core import FinragError, InputError, LoadReport
-from .data import (BeirDataset, _require_file, iter_csv_records, iter_json_records, read_corpus, read_qrels,
+from .data import (BeirDataset, require_file, iter_csv_records, iter_json_records, read_corpus, read_qrels,
                          read_queries, read_text, write_beir)
 
 # %% auto #0
@@ -33,7 +33,7 @@ def _need(obj, key, path, row, where=""):
     except (KeyError, TypeError, IndexError): raise InputError(f"missing key '{where}{key}'", path, row, f"{where}{key}") from None
 
 def _load_json(path, what):
-    path = _require_file(path, what)
+    path = require_file(path, what)
     try: return json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as e: raise InputError(f"not valid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})", path) from None
     except json.JSONDecodeError as e: raise InputError(f"malformed JSON at line {e.lineno}: {e.msg}", path) from None
@@ -91,7 +91,7 @@ def financebench_to_beir(questions_jsonl,        # financebench_open_source.json
                          split:str="test"        # qrels split name when writing
                         ) -> BeirDataset:
     "FinanceBench questions as queries over a FinanceRAG corpus, qrels derived from the evidence (see `evidence_matches`)."
-    qpath = _require_file(questions_jsonl, "FinanceBench questions file")
+    qpath = require_file(questions_jsonl, "FinanceBench questions file")
     corpus = read_corpus(corpus_jsonl)
     normed = {d: normalize_text(v["text"]) for d, v in corpus.items()}
     ids = None
@@ -135,7 +135,7 @@ SCIFACT_CORPUS = "corpus_train.csv"
 def _scifact_csv(src:Path) -> tuple[str, str]:
     "(label, text) of corpus_train.csv inside a zip, a folder, or the CSV itself."
     if src.is_dir(): src = src/SCIFACT_CORPUS
-    src = _require_file(src, "SciFact corpus")
+    src = require_file(src, "SciFact corpus")
     if not zipfile.is_zipfile(src): return str(src), read_text(src)
     with zipfile.ZipFile(src) as z:
         names = [n for n in z.namelist() if Path(n).name == SCIFACT_CORPUS]
@@ -169,7 +169,7 @@ def scifact_to_beir(zip_or_dir,            # scifact.zip, a folder with corpus_t
 def finqa_to_beir(json_path,                 # finqa_test.json: {"data": [{"question", "context", "answer"}, ...]}
                   name:str="finqa_test_subset100") -> BeirDataset:
     "A BEIR dataset: one document per distinct context, one query per question (qrels: its context, grade 1)."
-    p = _require_file(json_path, "FinQA file")
+    p = require_file(json_path, "FinQA file")
     try: data = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e: raise InputError(f"not JSON ({e.msg} at line {e.lineno})", p) from None
     rows = data.get("data") if isinstance(data, dict) else data

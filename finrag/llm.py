@@ -15,8 +15,9 @@ from . import llm_server as _server
 from .llm_server import LLMTier, TIERS, _RUNNING, local_server
 
 # %% auto #0
-__all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'open_cache', 'LLMClient',
-           'yes_probability', 'chat_logprobs', 'truncate_tokens', 'relevance_messages', 'relevance', 'get_llm']
+__all__ = ['USAGE_KEYS', 'RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'parse_json_loose', 'LLMResponse', 'LLMStats',
+           'response_usage', 'add_usage', 'open_cache', 'LLMClient', 'yes_probability', 'chat_logprobs',
+           'truncate_tokens', 'relevance_messages', 'relevance', 'get_llm']
 
 # %% ../nbs/04_llm.ipynb #737a16f3
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
@@ -72,6 +73,24 @@ class LLMStats:
 
     def as_dict(self) -> dict: return {**asdict(self), "tokens_per_s": self.tokens_per_s}
 
+    def since(self, before:dict, keys=None) -> dict:
+        "{counter: now − then} for `keys` (default `USAGE_KEYS`), `before` being an earlier `asdict(stats)` snapshot."
+        now = asdict(self)
+        return {k: now[k] - before[k] for k in (USAGE_KEYS if keys is None else keys) if k in now}
+
+
+# %% ../nbs/04_llm.ipynb #a1d0c7e3
+USAGE_KEYS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens")
+
+def response_usage(r) -> dict:
+    "The `USAGE_KEYS` counters of one chat response `r`: calls=1, cache_hits 0/1, its token counts (missing or None = 0)."
+    return {"calls": 1, "cache_hits": int(bool(getattr(r, "cached", False))),
+            "prompt_tokens": int(getattr(r, "prompt_tokens", 0) or 0), "completion_tokens": int(getattr(r, "completion_tokens", 0) or 0)}
+
+def add_usage(acc, r):
+    "Add `response_usage(r)` to the same-named counter attributes of `acc`; returns `r`."
+    for k, v in response_usage(r).items(): setattr(acc, k, getattr(acc, k) + v)
+    return r
 
 # %% ../nbs/04_llm.ipynb #e38db8da
 class _Deadline(Exception):

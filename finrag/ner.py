@@ -4,11 +4,12 @@
 
 # %% ../nbs/03b_ner.ipynb #dda8dac2
 from __future__ import annotations
-import csv, re, sys, unicodedata
+import re, sys, unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from .core import InputError, ModelUnavailableError, data_dir
+from .data import iter_table_rows
 from .config import get_settings
 from .models import hub_errors, hub_offline, resolve_model_path
 
@@ -76,22 +77,18 @@ class Gazetteer:
     def load(cls, path=None) -> "Gazetteer":
         "Read the CSV (default `data_dir()/'gazetteer.csv'`); `InputError` names the file, row and field of a bad row."
         path = Path(path or data_dir()/"gazetteer.csv")
-        if not path.exists(): raise InputError("gazetteer not found (build it with tools/build_gazetteer.py)", path=path)
         rows, seen = [], set()
-        with open(path, newline="", encoding="utf-8") as f:
-            rd = csv.DictReader(f)
-            missing = {"id", "label", "name", "ticker", "aliases", "bare"} - set(rd.fieldnames or [])
-            if missing: raise InputError(f"missing column(s) {sorted(missing)}", path=path)
-            for i, r in enumerate(rd, 1):
-                rid, label = (r["id"] or "").strip(), (r["label"] or "").strip()
-                if not rid: raise InputError("empty id", path=path, row=i, field="id")
-                if rid in seen: raise InputError(f"duplicate id {rid!r}", path=path, row=i, field="id")
-                if label not in LABELS: raise InputError(f"label {label!r} not in {LABELS}", path=path, row=i, field="label")
-                if (r["bare"] or "0").strip() not in ("0", "1"): raise InputError("bare must be 0 or 1", path=path, row=i, field="bare")
-                seen.add(rid)
-                rows.append(dict(id=rid, label=label, name=(r["name"] or rid).strip(), ticker=(r["ticker"] or "").strip(),
-                                 aliases=[a.strip() for a in (r["aliases"] or "").split("|") if a.strip()],
-                                 bare=(r["bare"] or "0").strip() == "1"))
+        for i, r in iter_table_rows(path, ("id", "label", "name", "ticker", "aliases", "bare"),
+                                    "gazetteer not found (build it with tools/build_gazetteer.py)"):
+            rid, label = (r["id"] or "").strip(), (r["label"] or "").strip()
+            if not rid: raise InputError("empty id", path=path, row=i, field="id")
+            if rid in seen: raise InputError(f"duplicate id {rid!r}", path=path, row=i, field="id")
+            if label not in LABELS: raise InputError(f"label {label!r} not in {LABELS}", path=path, row=i, field="label")
+            if (r["bare"] or "0").strip() not in ("0", "1"): raise InputError("bare must be 0 or 1", path=path, row=i, field="bare")
+            seen.add(rid)
+            rows.append(dict(id=rid, label=label, name=(r["name"] or rid).strip(), ticker=(r["ticker"] or "").strip(),
+                             aliases=[a.strip() for a in (r["aliases"] or "").split("|") if a.strip()],
+                             bare=(r["bare"] or "0").strip() == "1"))
         return cls(rows, path)
 
     def __len__(self): return len(self.rows)

@@ -10,8 +10,8 @@ from .core import FinragError
 from dataclasses import dataclass, field
 
 # %% auto #0
-__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'SpawnedFake', 'tiny_bert',
-           'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
+__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'SpawnedFake', 'run_cli',
+           'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
 
 # %% ../nbs/07_testing.ipynb #b452fe54
 def free_port() -> int:
@@ -164,6 +164,11 @@ def _spawn(mode:str="ok", drip_s:float=2.0) -> SpawnedFake:
     return SpawnedFake(url, p)
 
 FakeLLMServer.spawn = staticmethod(_spawn)
+
+# %% ../nbs/07_testing.ipynb #c1a2b3d5
+def run_cli(*args:str) -> subprocess.CompletedProcess:
+    "`finrag *args` in a child Python process (`finrag.cli.main`); returncode, stdout and stderr captured as text."
+    return subprocess.run([sys.executable, "-c", "from finrag.cli import main; main()", *args], capture_output=True, text=True)
 
 # %% ../nbs/07_testing.ipynb #55862c97
 def tiny_bert(path,                  # the folder to write (created)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, math, re
 from dataclasses import dataclass, field, asdict
 import numpy as np
-from ..core import FinragError, Timings
+from ..core import FinragError, Timings, default_llm
 from ..config import get_settings
 from .ingest import NewsStore
 
@@ -127,6 +127,11 @@ class GraphRAG:
             from finrag.models import get_embedder
             self._embedder = get_embedder(self.store.embedder_name)
         return self._embedder
+
+    @property
+    def llm(self):
+        "The chat client given as `llm`, else the default `finrag.llm.get_llm()` (looked up at each use, never stored)."
+        return default_llm(self._llm)
 
     def question_entities(self, question:str) -> list[str]:
         "Tickers the NER (default `get_ner()`) finds in `question` that are nodes of the store's graph, in question order."
@@ -304,8 +309,7 @@ def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
            on_token=None                 # stream: called with each piece of the answer as it is written
           ) -> RAGResult:
     "Ask the LLM (default: `finrag.llm.get_llm()`) to answer from `res`'s context; fills `answer`, `llm` (with the citation check), `timings['llm']`."
-    from finrag.llm import get_llm
-    llm = llm or rag._llm or get_llm()
+    llm = llm or rag.llm
     dropped = fit_context(res, get_settings().models.llm_ctx - max_tokens - 64)
     t = Timings()
     with t("llm"): r = llm.chat(build_prompt(res), max_tokens=max_tokens, frequency_penalty=frequency_penalty,

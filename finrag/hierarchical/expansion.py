@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from ..core import LLMError, ModelUnavailableError, default_llm
 from ..config import get_settings
-from .normalize import PreRetrievalReport, Glossary, get_glossary, normalize_units, _add, _fmt
+from .normalize import PreRetrievalReport, Glossary, get_glossary, normalize_units, report_add, fmt_decimal
 
 # %% auto #0
 __all__ = ['KEYWORD_SCHEMA', 'KEYWORD_PROMPT', 'PARAPHRASE_PROMPT', 'HYDE_PROMPT', 'SUMMARY_PROMPT', 'default_tokenizer',
@@ -44,17 +44,14 @@ def count_tokens(text:str, tokenizer=None) -> int:
 def _llm_json(llm, messages, schema, step, report, max_tokens):
     "The parsed JSON answer, or None (LLM error or unparseable answer, both counted)."
     try: r = llm.json(messages, schema, max_tokens=max_tokens)
-    except LLMError: _add(report, f"{step}.llm_error"); return None
-    if r.data is None: _add(report, f"{step}.parse_failure")
+    except LLMError: report_add(report, f"{step}.llm_error"); return None
+    if r.data is None: report_add(report, f"{step}.parse_failure")
     return r.data
 
 def _llm_text(llm, messages, step, report, max_tokens):
     try: r = llm.chat(messages, max_tokens=max_tokens)
-    except LLMError: _add(report, f"{step}.llm_error"); return ""
+    except LLMError: report_add(report, f"{step}.llm_error"); return ""
     return (r.text or "").strip()
-
-def _get_llm(llm):
-    return default_llm(llm)
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #50e2c365
 KEYWORD_SCHEMA = {"type": "object", "properties": {"keywords": {"type": "array", "items": {"type": "string", "maxLength": 40},
@@ -125,11 +122,11 @@ def extract_keywords(query:str,
                      report:PreRetrievalReport|None=None) -> list[str]:
     "1–`k` keywords for `query` from the LLM (JSON `{'keywords': [...]}`), else `keywords_fallback` (counted)."
     if use_llm:
-        data = _llm_json(_get_llm(llm), [{"role": "user", "content": KEYWORD_PROMPT.format(query=query)}],
+        data = _llm_json(default_llm(llm), [{"role": "user", "content": KEYWORD_PROMPT.format(query=query)}],
                          KEYWORD_SCHEMA, "keywords", report, 128)
         kws = _clean_keywords(data.get("keywords") if isinstance(data, dict) else None, k)
-        if kws: _add(report, "keywords.llm"); return kws
-    _add(report, "keywords.fallback")
+        if kws: report_add(report, "keywords.llm"); return kws
+    report_add(report, "keywords.fallback")
     return keywords_fallback(query, idf, glossary, k)
 
 def append_keywords(query:str, keywords:list[str]) -> str:
@@ -146,21 +143,21 @@ def paraphrase(query:str, n:int=3, llm=None, report:PreRetrievalReport|None=None
     "Up to `n` paraphrases of `query` from the LLM; `[query]` when none is usable (counted `paraphrases.fallback`)."
     schema = {"type": "object", "properties": {"paraphrases": {"type": "array", "items": {"type": "string"},
               "minItems": 1, "maxItems": n}}, "required": ["paraphrases"]}
-    data = _llm_json(_get_llm(llm), [{"role": "user", "content": PARAPHRASE_PROMPT.format(n=n, query=query)}],
+    data = _llm_json(default_llm(llm), [{"role": "user", "content": PARAPHRASE_PROMPT.format(n=n, query=query)}],
                      schema, "paraphrases", report, 64*n)
     items = data.get("paraphrases") if isinstance(data, dict) else None
     out, seen = [], {" ".join(query.lower().split())}
     for p in items if isinstance(items, list) else []:
         if isinstance(p, str) and p.strip() and " ".join(p.lower().split()) not in seen:
             seen.add(" ".join(p.lower().split())); out.append(" ".join(p.split()))
-    if not out: _add(report, "paraphrases.fallback"); return [query]
-    _add(report, "paraphrases.llm"); return out[:n]
+    if not out: report_add(report, "paraphrases.fallback"); return [query]
+    report_add(report, "paraphrases.llm"); return out[:n]
 
 def hyde(query:str, llm=None, max_tokens:int=160, report:PreRetrievalReport|None=None) -> str:
     "A hypothetical answering passage for `query` (HyDE, Gao et al. 2022); `query` itself on failure (counted `hyde.fallback`)."
-    text = _llm_text(_get_llm(llm), [{"role": "user", "content": HYDE_PROMPT.format(query=query)}], "hyde", report, max_tokens)
-    if not text: _add(report, "hyde.fallback"); return query
-    _add(report, "hyde.llm"); return text
+    text = _llm_text(default_llm(llm), [{"role": "user", "content": HYDE_PROMPT.format(query=query)}], "hyde", report, max_tokens)
+    if not text: report_add(report, "hyde.fallback"); return query
+    report_add(report, "hyde.llm"); return text
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #3f464c87
 _FIG = re.compile(r"(?<![\w.])-?(\d+(?:\.\d+)?)(?![\d])")
@@ -169,7 +166,7 @@ def figures(text:str) -> list[str]:
     "The distinct numbers of `text` after `normalize_units` (absolute values, canonical form, single digits skipped), in order."
     out = []
     for m in _FIG.finditer(normalize_units(text)):
-        f = _fmt(Decimal(m.group(1)))
+        f = fmt_decimal(Decimal(m.group(1)))
         if (len(f) > 1 or "." in f) and f not in out: out.append(f)
     return out
 
@@ -209,13 +206,13 @@ def summarize_long(doc:str,                        # the document text
     if count_tokens(doc, tokenizer) <= threshold_tokens: return doc
     import semchunk
     pieces = semchunk.chunkerify(lambda s: count_tokens(s, tokenizer), chunk_tokens)(doc)
-    budget = max(64, max_tokens//len(pieces)); llm = _get_llm(llm); parts = []
+    budget = max(64, max_tokens//len(pieces)); llm = default_llm(llm); parts = []
     for p in pieces:
         t = _llm_text(llm, [{"role": "user", "content": SUMMARY_PROMPT.format(words=int(budget*0.7), text=p)}],
                       "summaries", report, budget)
-        if not t: _add(report, "summaries.fallback"); return doc
+        if not t: report_add(report, "summaries.fallback"); return doc
         parts.append(t)
     out = "\n".join(parts)
     guarded = restore_figures(doc, out, min_coverage)
-    _add(report, "summaries.llm"); _add(report, "summaries.figures_restored", int(guarded != out))
+    report_add(report, "summaries.llm"); report_add(report, "summaries.figures_restored", int(guarded != out))
     return guarded

@@ -4,18 +4,19 @@
 
 # %% ../../nbs/21_hierarchical.normalize.ipynb #59d040ba
 from __future__ import annotations
-import csv, importlib.resources, json, re
+import importlib.resources, json, re
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
 from ..core import InputError, Timings, data_dir
+from ..data import iter_table_rows
 
 # %% auto #0
-__all__ = ['PreRetrievalReport', 'normalize_units', 'GlossaryEntry', 'Glossary', 'get_glossary', 'word_counts', 'english_words',
-           'TypoCorrector', 'normalize_text', 'split_table_row', 'is_separator_row', 'table_to_records',
-           'tables_to_json']
+__all__ = ['PreRetrievalReport', 'report_add', 'fmt_decimal', 'normalize_units', 'GlossaryEntry', 'Glossary', 'get_glossary',
+           'word_counts', 'english_words', 'TypoCorrector', 'normalize_text', 'split_table_row', 'is_separator_row',
+           'table_to_records', 'tables_to_json']
 
 # %% ../../nbs/21_hierarchical.normalize.ipynb #482958a4
 @dataclass
@@ -40,7 +41,8 @@ class PreRetrievalReport:
         if self.timings: lines.append("seconds: " + ", ".join(f"{k}={v:.2f}" for k, v in self.timings.items()))
         return "\n".join(lines)
 
-def _add(report, key, n=1):
+def report_add(report, key, n=1):
+    "`report.add(key, n)` when a `PreRetrievalReport` is given; None counts nothing."
     if report is not None: report.add(key, n)
 
 # %% ../../nbs/21_hierarchical.normalize.ipynb #bc9d402c
@@ -63,7 +65,7 @@ _AMOUNT = re.compile(rf"""
     (?: (?P<att>{_ATT})(?!\w) | \s?(?P<word>{_WORD})(?!\w) | (?(cur)\s(?P<letter>MM|[KMBT])(?!\w)|(?!)) )?
     (?:\s?(?P<unit>{_UNIT}))?""", re.X)
 
-def _fmt(d:Decimal) -> str:
+def fmt_decimal(d:Decimal) -> str:
     "A Decimal as a plain number: no exponent, no trailing zeros after the point."
     s = format(d, "f")
     return s.rstrip("0").rstrip(".") if "." in s else s
@@ -89,7 +91,7 @@ def _amount(m:re.Match) -> str:
     exp = _EXP[scale.lower().rstrip("s")] if scale else 0
     try: val = Decimal(num).scaleb(exp + shift)
     except InvalidOperation: return m.group(0)
-    return f"{neg}{_fmt(val)} {unit or cur}" if (unit or cur) else f"{neg}{_fmt(val)}"
+    return f"{neg}{fmt_decimal(val)} {unit or cur}" if (unit or cur) else f"{neg}{fmt_decimal(val)}"
 
 # %% ../../nbs/21_hierarchical.normalize.ipynb #b09e572f
 _SCALED = rf"(?:{_ATT})(?!\w)|\s?{_WORD}(?!\w)"
@@ -183,20 +185,15 @@ class Glossary:
     def load(cls, path=None) -> "Glossary":
         "Read the CSV (default `data_dir()/'glossary_finance.csv'`); `InputError` names the file, row and field of a bad row."
         path = Path(path or data_dir()/"glossary_finance.csv")
-        if not path.exists(): raise InputError("glossary not found", path=path)
         entries, seen = [], set()
-        with open(path, newline="", encoding="utf-8") as f:
-            rd = csv.DictReader(f)
-            missing = {"abbreviation", "expansion", "case_sensitive"} - set(rd.fieldnames or [])
-            if missing: raise InputError(f"missing column(s) {sorted(missing)}", path=path)
-            for i, r in enumerate(rd, 1):
-                a, x, cs = (r["abbreviation"] or "").strip(), (r["expansion"] or "").strip(), (r["case_sensitive"] or "").strip()
-                if not a: raise InputError("empty abbreviation", path=path, row=i, field="abbreviation")
-                if not x: raise InputError(f"empty expansion for {a!r}", path=path, row=i, field="expansion")
-                if cs not in ("0", "1"): raise InputError(f"case_sensitive must be 0 or 1, got {cs!r}", path=path, row=i, field="case_sensitive")
-                key = a if cs == "1" else a.lower()
-                if (cs, key) in seen: raise InputError(f"duplicate abbreviation {a!r}", path=path, row=i, field="abbreviation")
-                seen.add((cs, key)); entries.append(GlossaryEntry(a, x, cs == "1"))
+        for i, r in iter_table_rows(path, ("abbreviation", "expansion", "case_sensitive"), "glossary not found"):
+            a, x, cs = (r["abbreviation"] or "").strip(), (r["expansion"] or "").strip(), (r["case_sensitive"] or "").strip()
+            if not a: raise InputError("empty abbreviation", path=path, row=i, field="abbreviation")
+            if not x: raise InputError(f"empty expansion for {a!r}", path=path, row=i, field="expansion")
+            if cs not in ("0", "1"): raise InputError(f"case_sensitive must be 0 or 1, got {cs!r}", path=path, row=i, field="case_sensitive")
+            key = a if cs == "1" else a.lower()
+            if (cs, key) in seen: raise InputError(f"duplicate abbreviation {a!r}", path=path, row=i, field="abbreviation")
+            seen.add((cs, key)); entries.append(GlossaryEntry(a, x, cs == "1"))
         return cls(entries, path)
 
     def __len__(self): return len(self.entries)
@@ -226,7 +223,7 @@ class Glossary:
             x = e.expansion.lower()
             if s[m.end():m.end()+len(x)+3].lower() == f" ({x})" or x in s[max(0, m.start()-len(x)-3):m.start()].lower():
                 return m.group(0)
-            _add(report, "abbreviations.expanded")
+            report_add(report, "abbreviations.expanded")
             return f"{m.group(0)} ({e.expansion})"
         return self._re.sub(rep, text)
 
@@ -295,7 +292,7 @@ class TypoCorrector:
         "`text` with each unknown word replaced by its correction."
         def rep(m):
             w = self.correct_word(m.group(0))
-            if w != m.group(0): _add(report, "typos.fixed")
+            if w != m.group(0): report_add(report, "typos.fixed")
             return w
         return _WORD_RE.sub(rep, text)
 
@@ -312,7 +309,7 @@ def normalize_text(text:str,                         # a query or a document
     text = str(text)
     if units:
         new = normalize_units(text)
-        _add(report, "units.changed", int(new != text)); text = new
+        report_add(report, "units.changed", int(new != text)); text = new
     if corrector is not None: text = corrector(text, report)
     if abbreviations: text = (glossary or get_glossary()).expand(text, report)
     return text.lower() if lowercase else text
@@ -368,7 +365,7 @@ def table_to_records(rows:list[list[str]],          # the table's cells, row by 
     width0 = width or max(len(trim(r)) for r in body)
     ragged = sum(len(r) < width0 or len(trim(r)) > width0 for r in body)    # padded, or widened by a non-empty cell
     width = max([width0] + [len(trim(r)) for r in body])
-    _add(report, "tables.ragged_rows", ragged)
+    report_add(report, "tables.ragged_rows", ragged)
     head = [_spread(r, width0) + [""]*(width - width0) for r in head]     # columns added by long rows stay unnamed
     cols = []
     for j in range(width):
@@ -386,7 +383,7 @@ def table_to_records(rows:list[list[str]],          # the table's cells, row by 
         cells = r[1:] if width > 1 else r
         for j, v in enumerate(cells, 1 if width > 1 else 0):
             if v: recs.append({"row": name if width > 1 else f"row {i}", "column": cols[j] or f"column {j + 1}", "value": v})
-    _add(report, "tables.records", len(recs))
+    report_add(report, "tables.records", len(recs))
     return recs
 
 # %% ../../nbs/21_hierarchical.normalize.ipynb #a37a9a55
@@ -406,7 +403,7 @@ def tables_to_json(text:str, report:PreRetrievalReport|None=None) -> str:
         rows = [r for k, r in enumerate(rows) if k not in seps]
         recs = table_to_records(rows, n_header=n_header, report=report)
         if recs:
-            out.append(json.dumps(recs, ensure_ascii=False)); _add(report, "tables.converted")
+            out.append(json.dumps(recs, ensure_ascii=False)); report_add(report, "tables.converted")
         else: out.extend(block)
         i = j
     return "\n".join(out)

@@ -125,8 +125,9 @@ def rank(self:HierarchicalRetriever, query:str, excluded=()) -> list:
     r = self.cascade.rank(q, {d: self.texts[d] for d in self.corpus if d not in ex})
     self.n_queries += 1
     if llms:
-        self.query_stats[self.n_queries] = {k: sum(asdict(l.stats)[k] - b[k] for l, b in zip(llms, before))
-                                            for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens")}
+        from finrag.llm import USAGE_KEYS
+        deltas = [l.stats.since(b) for l, b in zip(llms, before)]
+        self.query_stats[self.n_queries] = {k: sum(d[k] for d in deltas) for k in USAGE_KEYS}
     return [(d, st) for d, _, st in r]
 
 @patch

@@ -8,7 +8,8 @@ from dataclasses import dataclass, asdict
 from ..data import BeirDataset
 from ..retrieval import doc_text
 from .normalize import PreRetrievalReport, Glossary, get_glossary, TypoCorrector, normalize_text, tables_to_json
-from .expansion import corpus_idf, extract_keywords, paraphrase, hyde, summarize_long, _get_llm
+from ..core import default_llm
+from .expansion import corpus_idf, extract_keywords, paraphrase, hyde, summarize_long
 
 # %% auto #0
 __all__ = ['PreRetrievalConfig', 'preprocess_document', 'preprocess_query', 'PreRetriever', 'preprocess_dataset']
@@ -73,7 +74,7 @@ class PreRetriever:
         self.report = report if report is not None else PreRetrievalReport()
         self.glossary = glossary or (get_glossary() if (cfg.abbreviations or cfg.keywords or cfg.typos) else None)
         needs = cfg.use_llm and (cfg.keywords or cfg.paraphrases > 0 or cfg.hyde or cfg.summaries)
-        self.llm, self.tokenizer, self.corrector, self.idf = _get_llm(llm) if needs else llm, tokenizer, None, None
+        self.llm, self.tokenizer, self.corrector, self.idf = default_llm(llm) if needs else llm, tokenizer, None, None
 
     def fit(self, corpus:dict) -> "PreRetriever":
         "Learn the typo vocabulary and the keyword IDF from the raw corpus texts (`doc_text`: title + ' ' + text)."
@@ -105,8 +106,7 @@ class PreRetriever:
 # %% ../../nbs/23_hierarchical.preretrieval.ipynb #ff6adfcd
 def _llm_delta(llm, before:dict|None) -> dict:
     if llm is None or not hasattr(llm, "stats") or before is None: return {}
-    after = asdict(llm.stats)
-    return {k: after[k] - before[k] for k in ("calls", "cache_hits", "failures", "parse_failures") if k in after}
+    return llm.stats.since(before, ("calls", "cache_hits", "failures", "parse_failures"))
 
 def preprocess_dataset(ds:BeirDataset,                      # the dataset to transform (not modified)
                        cfg:PreRetrievalConfig|None=None,    # None = the defaults

@@ -11,7 +11,7 @@ from ..core import InputError, Timings, default_embedder, default_llm
 from ..config import get_settings
 from ..data import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
-from .summaries import CHARS_PER_TOKEN, ExtractiveSummarizer, _Usage, _ask, _squash, node_desc, summarize_cluster, summarize_documents, title_and_text
+from .summaries import CHARS_PER_TOKEN, ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
 
 # %% auto #0
 __all__ = ['MAX_SHARE', 'STRATEGIES', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'choose_level', 'merge_small_clusters', 'repair_partition',
@@ -76,7 +76,7 @@ def repair_partition(data,                 # the parsed LLM answer (any JSON val
             if not 0 <= m < len(shown): rep["dropped_ids"] += 1; continue
             if labels[shown[m]] != -1: rep["duplicates"] += 1; continue
             labels[shown[m]] = j; got += 1
-        if got: meta.append({"name": _squash(c.get("name") or ""), "summary": _squash(c.get("summary") or "")})
+        if got: meta.append({"name": squash(c.get("name") or ""), "summary": squash(c.get("summary") or "")})
     if len(meta) < 2: return None
     todo = labels == -1
     if todo.any():
@@ -101,7 +101,7 @@ def kmeans_split(emb:np.ndarray,   # (n, d) normalised embeddings
 
 # %% ../../nbs/33_lattice.build.ipynb #7116194c
 def _leaf_desc(title:str, text:str) -> str:
-    title, text = _squash(title), _squash(text)
+    title, text = squash(title), squash(text)
     if not title: return text
     return f"{title}{'' if title[-1] in '.!?:' else '.'} {text}".strip()
 
@@ -132,7 +132,7 @@ class _Builder:
         self.doc_summarizer = doc_summarizer or summarizer
         self.part_ctx = min(self.ctx, int(partition_tokens)) if partition_tokens else self.ctx   # prompt + answer of one partition call
         self.rng, self.seed, self.progress = np.random.default_rng(seed), seed, progress
-        self.t, self.usage = Timings(), _Usage()
+        self.t, self.usage = Timings(), LLMUsage()
         self.counts = {"summary_doc": {}, "summary_cluster": {}, "partition_llm": 0, "partition_fallbacks": 0, "partition_kmeans": 0,
                        "items_repaired": 0, "duplicates_dropped": 0, "ids_dropped": 0, "clusters_merged": 0}
         self._llm, self._embedder, self.emb = llm, embedder, embeddings
@@ -191,7 +191,7 @@ def _llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
     "Labels over `idx` and per-cluster {'name','summary'} from the LLM (at most `k` clusters), or None (unusable answer)."
     level, shown = choose_level([self.sums[i] for i in idx], k, self.part_ctx, self.rng)
     lines = [self.sums[idx[j]][level] for j in shown]
-    r = _ask(self.llm, _partition_messages(lines, k, level), _partition_schema(len(shown), k), self.usage,
+    r = ask_counted(self.llm, _partition_messages(lines, k, level), _partition_schema(len(shown), k), self.usage,
              _partition_budget(len(shown), k))
     out = repair_partition(r.data if r is not None else None, shown, self.emb[idx])
     if out is None: return None

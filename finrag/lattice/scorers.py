@@ -147,6 +147,7 @@ class LLMScorer:
         fixed = sum(len(m["content"]) for m in traversal_messages(query, [""] * n, leaf, self.relevance, self.reasoning))
         descs = fit_descriptions(descs, int(budget * CHARS_PER_TOKEN - fixed), self.min_desc_chars)
         msgs = traversal_messages(query, descs, leaf, self.relevance, self.reasoning)
+        from finrag.llm import response_usage
         try: r = self.llm.json(msgs, traversal_schema(n, self.reasoning, self.reasoning_chars, self.strict), max_tokens=self.max_tokens(n))
         except LLMError as e:
             if llm_call_failure(e) is None: raise
@@ -154,8 +155,7 @@ class LLMScorer:
         scores, bad, rec = parse_slate_scores(r.data, r.text, n)
         reasoning = _find_key(r.data, "reasoning") if r.data is not None else ""
         return SlateScores(scores, reasoning if isinstance(reasoning, str) else "", failed=all(s is None for s in scores),
-                           recovered=rec, invalid=bad, calls=1, cache_hits=int(bool(r.cached)),
-                           prompt_tokens=int(r.prompt_tokens or 0), completion_tokens=int(r.completion_tokens or 0))
+                           recovered=rec, invalid=bad, **response_usage(r))
 
 # %% ../../nbs/34_lattice.scorers.ipynb #79813268
 MASKED_DESC = "No Description."   # what a slate shows in place of a masked (excluded) item
@@ -210,20 +210,18 @@ class PointwiseScorer:
         return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance), max_doc_tokens=100_000)
 
     def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
-        from finrag.llm import yes_probability
+        from finrag.llm import add_usage, yes_probability
         out = SlateScores([])
         for d in descs:
-            out.calls += 1
-            try: r = self.llm.chat(self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs)
+            try: r = add_usage(out, self.llm.chat(self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs))
             except LLMError as e:
                 if llm_call_failure(e) is None: raise
-                out.scores.append(None); out.invalid += 1; continue
+                out.calls += 1; out.scores.append(None); out.invalid += 1; continue
             lp = r.logprobs or []
             top = [(str(t), float(l)) for t, l in lp[0][2]] if lp and len(lp[0]) > 2 else []
             p, how = yes_probability(top, r.text)
             self.counts[how] += 1
             out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
-            out.cache_hits += int(bool(r.cached)); out.prompt_tokens += int(r.prompt_tokens or 0); out.completion_tokens += int(r.completion_tokens or 0)
         out.failed = bool(descs) and all(s is None for s in out.scores)
         top = max((s for s in out.scores if s is not None), default=0.0)
         if self.normalize and top > 0: out.scores = [None if s is None else s / top for s in out.scores]

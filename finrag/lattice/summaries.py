@@ -11,8 +11,9 @@ from ..core import InputError
 from .tree import SemanticNode
 
 # %% auto #0
-__all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'CHARS_PER_TOKEN', 'clean_summary', 'first_sentence', 'ExtractiveSummarizer',
-           'llm_call_failure', 'title_and_text', 'summarize_documents', 'node_desc', 'summarize_cluster']
+__all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'CHARS_PER_TOKEN', 'squash', 'clean_summary', 'first_sentence',
+           'ExtractiveSummarizer', 'LLMUsage', 'llm_call_failure', 'ask_counted', 'title_and_text',
+           'summarize_documents', 'node_desc', 'summarize_cluster']
 
 # %% ../../nbs/32_lattice.summaries.ipynb #7f5d2999
 SUMMARY_LEVELS = ("topic", "short", "sentence")   # coarsest first
@@ -23,7 +24,9 @@ SUMMARY_SCHEMA = {"type": "object", "properties": {
     "required": list(SUMMARY_LEVELS)}
 _WORDS = {"topic": 3, "short": 12, "sentence": 60}   # words kept per level
 
-def _squash(s) -> str: return re.sub(r"\s+", " ", str(s)).strip()
+def squash(s) -> str:
+    "`str(s)` with each run of whitespace made one space, stripped."
+    return re.sub(r"\s+", " ", str(s)).strip()
 
 def clean_summary(data) -> dict|None:
     "A parsed LLM summary as {'topic','short','sentence'} (whitespace squashed, over-long fields cut to 3/12/60 words); None if a field is missing or empty."
@@ -31,8 +34,8 @@ def clean_summary(data) -> dict|None:
     out = {}
     for k in SUMMARY_LEVELS:
         v = data.get(k)
-        if not isinstance(v, str) or not _squash(v): return None
-        out[k] = " ".join(_squash(v).split()[:_WORDS[k]])
+        if not isinstance(v, str) or not squash(v): return None
+        out[k] = " ".join(squash(v).split()[:_WORDS[k]])
     return out
 
 # %% ../../nbs/32_lattice.summaries.ipynb #23cf5dd7
@@ -40,7 +43,7 @@ _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 def first_sentence(text:str, max_words:int=40) -> str:
     "The first sentence of `text` (split after . ! ? before a capital, digit or bracket), cut to `max_words`."
-    s = _FIRST_SENTENCE.split(_squash(text), maxsplit=1)[0]
+    s = _FIRST_SENTENCE.split(squash(text), maxsplit=1)[0]
     return " ".join(s.split()[:max_words])
 
 class ExtractiveSummarizer:
@@ -63,28 +66,27 @@ class ExtractiveSummarizer:
     def document(self, text:str, title:str="") -> dict:
         "{'topic', 'short', 'sentence', 'source': 'extractive'} of one document."
         terms = self.top_terms(f"{title} {text}", 6)
-        short = " ".join(_squash(title).split()[:10]) if _squash(title) else " ".join(terms)
-        sent = first_sentence(text) or _squash(title) or " ".join(terms)
+        short = " ".join(squash(title).split()[:10]) if squash(title) else " ".join(terms)
+        sent = first_sentence(text) or squash(title) or " ".join(terms)
         return {"topic": " ".join(terms[:2]) or short, "short": short or sent, "sentence": sent, "source": "extractive"}
 
     def cluster(self, texts:list[str], example:str="") -> dict:
         "Summary of a group from its members' `texts`; `example` = the most central member's short summary."
         terms = self.top_terms(" ".join(texts), 8)
         if not terms:   # no word the corpus vocabulary knows: describe the group by its example
-            ex = _squash(example) or "miscellaneous documents"
+            ex = squash(example) or "miscellaneous documents"
             return {"topic": " ".join(ex.split()[:2]), "short": " ".join(ex.split()[:10]), "sentence": ex, "source": "extractive"}
         sent = "Documents on " + ", ".join(terms) + (f"; e.g. {example}" if example else "") + "."
         return {"topic": " ".join(terms[:2]), "short": ", ".join(terms[:6]), "sentence": sent, "source": "extractive"}
 
 # %% ../../nbs/32_lattice.summaries.ipynb #4b618c0d
-class _Usage:
-    "LLM calls, tokens and cache hits of one build or search, counted from the responses (works with any client)."
+class LLMUsage:
+    "LLM calls, tokens and cache hits of one build or search, counted from the responses (`finrag.llm.add_usage`: works with any client)."
     def __init__(self): self.calls = self.cache_hits = self.prompt_tokens = self.completion_tokens = self.parse_failures = self.refused = self.timeouts = 0
     def add(self, r):
-        self.calls += 1; self.cache_hits += bool(getattr(r, "cached", False))
-        self.prompt_tokens += int(getattr(r, "prompt_tokens", 0) or 0); self.completion_tokens += int(getattr(r, "completion_tokens", 0) or 0)
+        from finrag.llm import add_usage
         self.parse_failures += getattr(r, "data", None) is None
-        return r
+        return add_usage(self, r)
     def as_dict(self) -> dict: return dict(vars(self))
 
 def llm_call_failure(e:Exception) -> str|None:
@@ -94,7 +96,7 @@ def llm_call_failure(e:Exception) -> str|None:
     if isinstance(getattr(e, "__cause__", None), openai.APITimeoutError): return "timeouts"
     return None
 
-def _ask(llm, messages:list, schema:dict, usage:_Usage, max_tokens:int):
+def ask_counted(llm, messages:list, schema:dict, usage:LLMUsage, max_tokens:int):
     "`llm.json(...)` counted in `usage`; None (counted as `refused` / `timeouts`) when the server refused or timed out; other `LLMError`s raise."
     from finrag.core import LLMError
     try: return usage.add(llm.json(messages, schema, max_tokens=max_tokens))
@@ -107,10 +109,10 @@ def _ask(llm, messages:list, schema:dict, usage:_Usage, max_tokens:int):
 def title_and_text(doc) -> tuple[str, str]:
     "(title, text) of a corpus entry: a BEIR {'title','text'} dict or a plain string."
     if isinstance(doc, str): return "", doc
-    return _squash(doc.get("title") or ""), str(doc.get("text") or "")
+    return squash(doc.get("title") or ""), str(doc.get("text") or "")
 
 def _summary_messages(title:str, text:str, max_chars:int) -> list[dict]:
-    body = (f"Title: {title}\n" if title else "") + f"Text: {_squash(text)[:max_chars]}"
+    body = (f"Title: {title}\n" if title else "") + f"Text: {squash(text)[:max_chars]}"
     return [{"role": "system", "content": "You summarise documents for a topic index."},
             {"role": "user", "content": f"{body}\n\nSummarise this document at three levels of detail. Answer with a JSON "
              'object: "topic" (1-2 words), "short" (at most 10 words), "sentence" (one full sentence).'}]
@@ -120,12 +122,12 @@ def summarize_documents(corpus:dict,                 # doc id -> {'title','text'
                         summarizer:str="llm",        # 'llm' | 'extractive'
                         extractive:ExtractiveSummarizer|None=None, # fitted on the corpus (made when None)
                         max_chars:int=1500,          # document characters shown to the LLM
-                        progress:bool=True, usage:_Usage|None=None) -> tuple[dict, dict]:
+                        progress:bool=True, usage:LLMUsage|None=None) -> tuple[dict, dict]:
     "({doc id: summary dict}, counters {'llm', 'extractive', 'llm_failures'}); an unusable LLM answer falls back to the extractive summary."
     if summarizer not in ("llm", "extractive"): raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
     ids = list(corpus)
     extractive = extractive or ExtractiveSummarizer([" ".join(title_and_text(corpus[i])) for i in ids])
-    usage = usage if usage is not None else _Usage()
+    usage = usage if usage is not None else LLMUsage()
     if summarizer == "llm" and llm is None:
         from finrag.llm import get_llm
         llm = get_llm()
@@ -134,7 +136,7 @@ def summarize_documents(corpus:dict,                 # doc id -> {'title','text'
         title, text = title_and_text(corpus[i])
         s = None
         if summarizer == "llm":
-            r = _ask(llm, _summary_messages(title, text, max_chars), SUMMARY_SCHEMA, usage, 160)
+            r = ask_counted(llm, _summary_messages(title, text, max_chars), SUMMARY_SCHEMA, usage, 160)
             s = clean_summary(r.data if r is not None else None)
             if s is None: n["llm_failures"] += 1
             else: s["source"] = "llm"; n["llm"] += 1
@@ -162,7 +164,7 @@ def summarize_cluster(children:list[SemanticNode], # the cluster's children (lea
                       summarizer:str="llm",
                       central:int=0,                # index of the most central child (its short summary is the extractive example)
                       context_tokens:int=4096,      # the LLM's context budget
-                      usage:_Usage|None=None, counts:dict|None=None) -> dict:
+                      usage:LLMUsage|None=None, counts:dict|None=None) -> dict:
     "Summary dict of a group from its children's summaries (LLM, else extractive); `counts` gains 'llm' / 'extractive' / 'llm_failures'."
     counts = counts if counts is not None else {}
     sums = [c.summary or {"topic": "", "short": c.desc[:80], "sentence": c.desc[:300]} for c in children]
@@ -172,7 +174,7 @@ def summarize_cluster(children:list[SemanticNode], # the cluster's children (lea
             lines = [s.get(level) or s.get("short", "") for s in sums]
             if sum(len(l) + 3 for l in lines) <= budget: break
         lines = [l[:int(budget // max(1, len(lines)))] for l in lines]
-        r = _ask(llm, _cluster_messages(lines), SUMMARY_SCHEMA, usage if usage is not None else _Usage(), 160)
+        r = ask_counted(llm, _cluster_messages(lines), SUMMARY_SCHEMA, usage if usage is not None else LLMUsage(), 160)
         s = clean_summary(r.data if r is not None else None)
         if s is not None:
             counts["llm"] = counts.get("llm", 0) + 1; s["source"] = "llm"; return s
