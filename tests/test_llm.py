@@ -13,6 +13,7 @@ from finrag.core import InputError, LLMError, ModelUnavailableError
 from finrag.testing import FakeLLMServer, Reply, completion, fault_reply, free_port
 from finrag import llm as L
 from finrag import llm_server as S
+from finrag import relevance as R
 
 HELLO = [{"role": "user", "content": "Say hello."}]
 
@@ -165,10 +166,10 @@ def test_relevance_probability_and_counted_fallback():
     tops = {1: [("Yes", math.log(0.3)), ("No", math.log(0.1))], 2: [("The", -0.2), ("A", -2.0)]}
     with FakeLLMServer(lambda b, n: (200, completion("Yes" if n == 1 else "Maybe", top=tops[min(n, 2)]))) as fake:
         c, counts = client(fake.url), {}
-        assert L.relevance("q", "relevant doc", c, counts=counts) == pytest.approx(0.75)
-        assert L.relevance("q", "other doc", c, counts=counts) == 0.5            # no yes/no at all: the defined fallback
+        assert R.relevance("q", "relevant doc", c, counts=counts) == pytest.approx(0.75)
+        assert R.relevance("q", "other doc", c, counts=counts) == 0.5            # no yes/no at all: the defined fallback
         assert counts == {"logprobs": 1, "undecided": 1} and c.stats.relevance_fallbacks == 1
-        long = L.relevance_messages("q", "word " * 5000, max_doc_tokens=100)[1]["content"]
+        long = R.relevance_messages("q", "word " * 5000, max_doc_tokens=100)[1]["content"]
         assert long.startswith("<Instruct>:") and len(long.split("<Document>: ")[1]) <= 100 * 3 + 2
 
 

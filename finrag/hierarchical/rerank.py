@@ -12,7 +12,7 @@ from fastcore.basics import patch
 from ..core import FinragError, InputError, ModelUnavailableError, Timings, default_embedder, default_llm
 from ..config import get_settings
 from ..data import BeirDataset
-from ..llm import RELEVANCE_SYSTEM, relevance, relevance_messages
+from ..relevance import RELEVANCE_SYSTEM, relevance, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
@@ -177,12 +177,12 @@ QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
 DEFAULT_INSTRUCTION = "Given a financial question, judge whether the document contains the information needed to answer it"
 
 class LLMYesNoScorer:
-    "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.llm.relevance`), one cached LLM call per document."
+    "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.relevance.relevance`), one cached LLM call per document."
     name = "llm-yesno"
     def __init__(self,
                  llm=None,                       # a `finrag.llm.LLMClient`; None = `get_llm()`
                  instruction:str=DEFAULT_INSTRUCTION, # the <Instruct> line
-                 max_doc_tokens:int=200,         # documents are cut to about this many tokens (`finrag.llm.truncate_tokens`)
+                 max_doc_tokens:int=200,         # documents are cut to about this many tokens (`finrag.relevance.truncate_tokens`)
                  top_logprobs:int=20):
         llm = default_llm(llm)
         self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs = llm, instruction, max_doc_tokens, top_logprobs

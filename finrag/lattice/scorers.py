@@ -204,13 +204,14 @@ class PointwiseScorer:
         return self._llm
 
     def messages(self, query:str, desc:str, leaf:bool) -> list[dict]:
-        "The chat messages for one item (`finrag.llm.relevance_messages`): system, instruction and query first (shared by the slate), the item last."
-        from finrag.llm import relevance_messages
+        "The chat messages for one item (`finrag.relevance.relevance_messages`): system, instruction and query first (shared by the slate), the item last."
+        from finrag.relevance import relevance_messages
         q, d = re.sub(r"\s+", " ", query).strip(), re.sub(r"\s+", " ", desc).strip()
         return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance), max_doc_tokens=100_000)
 
     def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
-        from finrag.llm import add_usage, yes_probability
+        from finrag.llm import add_usage
+        from finrag.relevance import yes_probability
         out = SlateScores([])
         for d in descs:
             try: r = add_usage(out, self.llm.chat(self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs))
