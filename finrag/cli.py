@@ -23,7 +23,7 @@ if hasattr(typer.core, "TyperOption") and hasattr(typer.core.TyperOption, "displ
     _display_type = typer.core.TyperOption.display_type_rich
     typer.core.TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
 
-app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="finrag: Graph-RAG, hierarchical reranking and LATTICE for financial retrieval (three papers, one library).")
 
 def _version(value:bool):
@@ -76,7 +76,7 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
     typer.echo(r.load_summary); typer.echo(r.summary())
 
 # %% ../nbs/90_cli.ipynb #22692603
-store_app = typer.Typer(no_args_is_help=True, help="Inspect and repair a P1 store.")
+store_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Inspect and repair a P1 store.")
 app.add_typer(store_app, name="store")
 
 @store_app.command("check")
@@ -184,7 +184,7 @@ app.add_typer(eval_app, name="eval")
 def answer(question:str=typer.Argument(..., help="The question."),
            data:Path=typer.Option(..., "--data", help="BEIR folder whose corpus.jsonl is answered from."),
            k:int=typer.Option(None, "--k", help="Documents to answer from (default: [hierarchical] final_k, 20)."),
-           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH; default maxsim)."),
+           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH); default: none, stage 1 alone (the measured default)."),
            threshold:int=typer.Option(None, "--threshold", help="Context tokens above which the documents are split (default: long_context_threshold(), 60 % of [models] llm_ctx, at most 64k)."),
            split:bool=typer.Option(True, "--split/--no-split", help="Split/merge above the threshold (--no-split: cut to fit, one call)."),
            json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):
@@ -201,7 +201,7 @@ def answer(question:str=typer.Argument(..., help="The question."),
     typer.echo(answer_report(a, split))
 
 # %% ../nbs/90_cli.ipynb #943907aa
-lattice_app = typer.Typer(no_args_is_help=True, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
+lattice_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
 app.add_typer(lattice_app, name="lattice")
 
 @lattice_app.command("build")
@@ -231,11 +231,11 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
 
 # %% ../nbs/90_cli.ipynb #6f7d73cf
-data_app = typer.Typer(no_args_is_help=True, help="Convert the development datasets to BEIR folders.")
+data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Convert the development datasets to BEIR folders.")
 app.add_typer(data_app, name="data")
 
 @data_app.command("beir")
-def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact (finrag.datasets.DATASETS)"),
+def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact | bright-<domain> (finrag.datasets.DATASETS)"),
               out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
               src:Path=typer.Option(None, "--src", help="Data root holding the datasets (default: ../shared/data beside the project).")):
     "Convert a development dataset to a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."

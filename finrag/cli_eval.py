@@ -14,7 +14,7 @@ from .report import retrieval_report
 __all__ = ['eval_app', 'eval_questions', 'eval_graphrag', 'eval_retrieval_cmd']
 
 # %% ../nbs/90b_cli_eval.ipynb #f358690d
-eval_app = typer.Typer(no_args_is_help=True, help="Evaluate a method on a question set (P1: vector vs Graph-RAG).")
+eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
 
 @eval_app.command("questions")
 def eval_questions(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
@@ -53,7 +53,7 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
 @eval_app.command("retrieval")
 def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
                        split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
-                       method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice (any registered method)."),
+                       method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice | lattice++ (any registered method)."),
                        preretrieval:bool=typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: the method's: on for bm25 and hierarchical, off for dense and hybrid, never for lattice)."),
                        llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
