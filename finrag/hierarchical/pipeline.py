@@ -32,7 +32,8 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
                 cache_dir=None,      # bi-encoder vector cache (see `corpus_embeddings`)
-                dense_corpus:dict|None=None): # the bi-encoder's documents (e.g. the raw text, not pre-retrieved); None = `corpus`
+                dense_corpus:dict|None=None, # the bi-encoder's documents (e.g. the raw text, not pre-retrieved); None = `corpus`
+                field:str="scorer"): # the option an unknown name is reported under (e.g. 'stage2')
     "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder."
     n = str(name).strip()
     def emb():
@@ -49,7 +50,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
             raise ModelUnavailableError(f"the fine-tuned cross-encoder is not at {path}; train it with "
                                         "finrag.hierarchical.rerank.finetune_cross_encoder (nbs/24_hierarchical.rerank), or use --stage2 maxsim")
         return CrossEncoderScorer(path, max_length=256)
-    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(STAGE_SCORERS)}", field="scorer")
+    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(STAGE_SCORERS)}", field=field)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #7b7be011
 DEFAULT_STAGE1 = "hybrid"      # RRF(BM25, MiniLM): recall@100 1.0 on the held-out halves, BM25 0.97 (FinanceBench)
@@ -93,8 +94,8 @@ class HierarchicalRetriever:
         if stage2 == "auto": stage2 = default_stage2()
         with self.timings("build"):
             # per retriever (nbs/experiments/p2_financerag ablation): BM25 scores the pre-retrieved text, the bi-encoder the raw text
-            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus) if isinstance(stage1, str) else stage1
-            self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir) if isinstance(stage2, str) else stage2) if stage2 else None
+            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1") if isinstance(stage1, str) else stage1
+            self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2") if isinstance(stage2, str) else stage2) if stage2 else None
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k)] if self.stage2 else [])
         weight = DEFAULT_WEIGHT if weight is None else weight
         self.cascade = Cascade(stages, fusion=DEFAULT_FUSION if fusion == "auto" else fusion, weight=weight,
