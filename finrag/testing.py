@@ -10,8 +10,8 @@ from .core import FinragError
 from dataclasses import dataclass, field
 
 # %% auto #0
-__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'SpawnedFake', 'run_cli',
-           'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
+__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM', 'SpawnedFake',
+           'run_cli', 'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
 
 # %% ../nbs/07_testing.ipynb #b452fe54
 def free_port() -> int:
@@ -134,6 +134,22 @@ class FakeLLMServer:
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
     def __repr__(self): return f"FakeLLMServer({self.url}, {self.n_requests} requests)"
+
+# %% ../nbs/07_testing.ipynb #64a29b4f
+class ScriptedJSONLLM:
+    "In-process stand-in for `LLMClient.json`: `answer(prompt)` -> text (parsed like the client) or `(text, data)`; records prompts, requests and `stats`."
+    def __init__(self, answer):
+        from finrag.llm import LLMStats
+        self.answer, self.prompts, self.requests, self.stats = answer, [], [], LLMStats()
+
+    def json(self, messages, schema=None, **kw):
+        from finrag.llm import LLMResponse, parse_json_loose
+        p = messages[-1]["content"]; self.prompts.append(p); self.requests.append(dict(schema=schema, **kw))
+        out = self.answer(p)
+        text, data = out if isinstance(out, tuple) else (out, parse_json_loose(out))
+        self.stats.calls += 1; self.stats.parse_failures += data is None
+        return LLMResponse(text=text, model="fake", prompt_tokens=len(p) // 4, completion_tokens=len(text) // 4,
+                           latency_s=0.0, cached=False, data=data)
 
 # %% ../nbs/07_testing.ipynb #e0895a22
 def _serve(mode:str, port:int=0, drip_s:float=2.0):
