@@ -4,6 +4,7 @@
 
 # %% ../nbs/05_chunking.ipynb #8072dd9a
 from __future__ import annotations
+import re
 from dataclasses import dataclass, asdict
 from functools import lru_cache
 from pathlib import Path
@@ -12,7 +13,8 @@ from .core import stable_id, InputError
 from .config import get_settings
 
 # %% auto #0
-__all__ = ['Chunk', 'FastTokenizer', 'embedder_tokenizer', 'embedder_window', 'Chunker', 'news_document', 'chunk_news']
+__all__ = ['CHARS_PER_TOKEN', 'Chunk', 'FastTokenizer', 'embedder_tokenizer', 'embedder_window', 'Chunker', 'news_document',
+           'chunk_news', 'split_sentences', 'estimate_tokens']
 
 # %% ../nbs/05_chunking.ipynb #202f0445
 @dataclass
@@ -119,3 +121,17 @@ def chunk_news(items, chunker:Chunker|None=None,
         from tqdm.auto import tqdm
         items = tqdm(items, desc="chunk", unit="article")
     return [c for it in items for c in chunker(it.id, news_document(it), it.date, it.source, it.title)]
+
+# %% ../nbs/05_chunking.ipynb #a1c0de02
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9$€£])")
+
+def split_sentences(text:str) -> list[str]:
+    "Sentences of `text` (split after . ! ? before an upper-case letter, digit, quote, bracket or currency sign; newlines end sentences too), stripped, empty ones dropped."
+    return [s.strip() for line in text.split("\n") for s in _SENT.split(line) if s.strip()]
+
+# %% ../nbs/05_chunking.ipynb #a1c0de05
+CHARS_PER_TOKEN = 3.0   # conservative characters per LLM token (BPE) for budgeting prompts without the tokenizer
+
+def estimate_tokens(text:str, chars_per_token:float=CHARS_PER_TOKEN) -> int:
+    "About how many LLM tokens `text` is: ceil(characters / `chars_per_token`); 0 for an empty text."
+    return -(-len(text) // chars_per_token) if text else 0

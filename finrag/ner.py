@@ -14,8 +14,8 @@ from .config import get_settings
 from .models import hub_errors, hub_offline, resolve_model_path
 
 # %% auto #0
-__all__ = ['LABELS', 'SHARE_CLASSES', 'GLINER_LABELS', 'Entity', 'entity_id', 'Gazetteer', 'SpacyNER', 'gliner_entities',
-           'GlinerNER', 'get_ner']
+__all__ = ['LABELS', 'LEGAL_SUFFIX', 'SHARE_CLASSES', 'GLINER_LABELS', 'Entity', 'entity_id', 'Gazetteer', 'SpacyNER',
+           'gliner_entities', 'GlinerNER', 'get_ner']
 
 # %% ../nbs/03b_ner.ipynb #1aaff0af
 LABELS = ("STOCK_TICKER", "EQUITY_INDEX", "INVESTMENT_BANK", "ORGANIZATION")
@@ -29,7 +29,7 @@ class Entity:
     start: int    # character offset of the first character
     end: int      # character offset after the last character
 
-_LEGAL = re.compile(r"(,?\s+(inc|incorporated|corporation|corp|company|companies|co|plc|limited|ltd|llc|lp|l\.p|"
+LEGAL_SUFFIX = re.compile(r"(,?\s+(inc|incorporated|corporation|corp|company|companies|co|plc|limited|ltd|llc|lp|l\.p|"
                     r"n\.?v|s\.?a|ag|se|holdings?|group|class [abc]))+\.?$", re.I)
 
 def _fold(s:str) -> str: return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode()
@@ -38,7 +38,7 @@ def _strip_name(s:str) -> str:
     s = re.sub(r"\s*\(.*?\)", "", _fold(s)).strip()
     s = re.sub(r"^the\s+", "", s, flags=re.I)
     s = re.sub(r"['’]s$", "", s)
-    return _LEGAL.sub("", s).strip(" ,.")
+    return LEGAL_SUFFIX.sub("", s).strip(" ,.")
 
 def entity_id(name:str) -> str:
     "The normalised id of an entity without a ticker: 'Credit Suisse Group AG' -> 'CREDIT_SUISSE'."

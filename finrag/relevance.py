@@ -6,6 +6,7 @@
 from __future__ import annotations
 import math
 from .llm import get_llm
+from .chunking import CHARS_PER_TOKEN
 
 # %% auto #0
 __all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'yes_probability', 'chat_logprobs', 'truncate_tokens',
@@ -48,7 +49,7 @@ RELEVANCE_SYSTEM = ('Judge whether the Document meets the requirements based on 
                     'Note that the answer can only be "yes" or "no".')
 RELEVANCE_INSTRUCTION = "Given a question, judge whether the document contains the information needed to answer it"
 
-def truncate_tokens(text:str, max_tokens:int, chars_per_token:float=3.0) -> str:
+def truncate_tokens(text:str, max_tokens:int, chars_per_token:float=CHARS_PER_TOKEN) -> str:
     "`text` cut at a word boundary to about `max_tokens` tokens (estimated as `chars_per_token` characters each, conservative for English)."
     limit = int(max_tokens * chars_per_token)
     if len(text) <= limit: return text

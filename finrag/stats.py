@@ -59,16 +59,17 @@ def bootstrap_ci(values, level:float=0.95, n_resamples:int=2000, seed:int=0) -> 
     return (float(r.confidence_interval.low), float(r.confidence_interval.high))
 
 # %% ../nbs/08_stats.ipynb #47f72b3b
-STRATA = ("all", "direct", "relational")
+STRATA = ("all", "direct", "relational")   # P1's question types; 'all' = every row
 
-def _stratum(rows, s): return [r for r in rows if s == "all" or r["type"] == s]
+def _stratum(rows, s, by="type"): return [r for r in rows if s == "all" or r[by] == s]
 
-def summarise(rows:list[dict], metrics, modes=("vector", "graph"), n_bootstrap:int=2000, seed:int=0) -> list[dict]:
-    "[{stratum, mode, metric, n, mean, std, ci_low, ci_high}] over the finite values of each metric."
+def summarise(rows:list[dict], metrics, modes=("vector", "graph"), n_bootstrap:int=2000, seed:int=0,
+              strata=STRATA, by:str="type") -> list[dict]:
+    "[{stratum, mode, metric, n, mean, std, ci_low, ci_high}] over the finite values of each metric; a row's stratum is `row[by]`."
     out = []
-    for s in STRATA:
+    for s in strata:
         for mode in modes:
-            rs = [r for r in _stratum(rows, s) if r["mode"] == mode]
+            rs = [r for r in _stratum(rows, s, by) if r["mode"] == mode]
             for m in metrics:
                 x = np.array([r.get(m, np.nan) for r in rs], dtype=float); x = x[np.isfinite(x)]
                 lo, hi = bootstrap_ci(x, n_resamples=n_bootstrap, seed=seed)
@@ -77,21 +78,21 @@ def summarise(rows:list[dict], metrics, modes=("vector", "graph"), n_bootstrap:i
     return out
 
 # %% ../nbs/08_stats.ipynb #458c289e
-def compare_modes(rows:list[dict], metrics, a:str="graph", b:str="vector") -> list[dict]:
-    "[{stratum, metric, ...paired_wilcoxon}] pairing mode `a` with mode `b` by question id."
+def compare_modes(rows:list[dict], metrics, a:str="graph", b:str="vector", strata=STRATA, by:str="type") -> list[dict]:
+    "[{stratum, metric, ...paired_wilcoxon}] pairing mode `a` with mode `b` by question id; a row's stratum is `row[by]`."
     out = []
-    for s in STRATA:
-        by = defaultdict(dict)
-        for r in _stratum(rows, s): by[r["question_id"]][r["mode"]] = r
-        ids = [q for q in by if a in by[q] and b in by[q]]
+    for s in strata:
+        per_q = defaultdict(dict)
+        for r in _stratum(rows, s, by): per_q[r["question_id"]][r["mode"]] = r
+        ids = [q for q in per_q if a in per_q[q] and b in per_q[q]]
         for m in metrics:
-            w = paired_wilcoxon([by[q][a].get(m, np.nan) for q in ids], [by[q][b].get(m, np.nan) for q in ids])
+            w = paired_wilcoxon([per_q[q][a].get(m, np.nan) for q in ids], [per_q[q][b].get(m, np.nan) for q in ids])
             out.append(dict(stratum=s, metric=m, **w))
     return out
 
 # %% ../nbs/08_stats.ipynb #cacc2901
-def latency_table(rows:list[dict], modes=("vector", "graph")) -> list[dict]:
+def latency_table(rows:list[dict], modes=("vector", "graph"), strata=STRATA, by:str="type") -> list[dict]:
     "[{stratum, mode, n, mean, std, p50, p95}] of `latency_s`, leaving out cached LLM answers (except auto's reuse of the routed answer) and failed calls."
-    return [dict(stratum=s, mode=m, **latency_summary(r["latency_s"] for r in _stratum(rows, s)
+    return [dict(stratum=s, mode=m, **latency_summary(r["latency_s"] for r in _stratum(rows, s, by)
                                                        if r["mode"] == m and (not r.get("cached") or r.get("llm_reused")) and not r.get("llm_error")))
-            for s in STRATA for m in modes]
+            for s in strata for m in modes]

@@ -7,17 +7,10 @@ from __future__ import annotations
 import re, dataclasses, zlib
 from collections import Counter
 from ..config import get_settings
+from ..chunking import split_sentences
 
 # %% auto #0
-__all__ = ['DISCLOSURE_PATTERNS', 'split_sentences', 'repeated_sentences', 'is_boilerplate', 'shingles', 'jaccard',
-           'near_duplicates', 'clean_news']
-
-# %% ../../nbs/14_graphrag.boilerplate.ipynb #bb7db627
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9$])")
-
-def split_sentences(text:str) -> list[str]:
-    "Sentences of `text` (split after . ! ? before an upper-case letter, digit, quote, '(' or '$'; newlines end sentences too), stripped, empty ones dropped."
-    return [s.strip() for line in text.split("\n") for s in _SENT.split(line) if s.strip()]
+__all__ = ['DISCLOSURE_PATTERNS', 'repeated_sentences', 'is_boilerplate', 'shingles', 'jaccard', 'near_duplicates', 'clean_news']
 
 # %% ../../nbs/14_graphrag.boilerplate.ipynb #356b0195
 DISCLOSURE_PATTERNS = re.compile("|".join([

@@ -98,15 +98,14 @@ RELATIONAL_TEMPLATES = (
     "How are {a} and {b} connected in the market news?",
 )
 
-_LEGAL = re.compile(r",?\s+(Inc|Incorporated|Corporation|Corp|Company|Co|plc|Ltd|Limited|Holdings|Group|N\.V|S\.A|AG|SE)\.?$", re.I)
-
 def short_name(name:str, ticker:str) -> str:
     "'Alphabet Inc. (Class A)', 'GOOGL' → 'Alphabet (GOOGL)'; a bare ticker stays bare."
-    n = _LEGAL.sub("", re.sub(r"\s*\(.*?\)", "", name or "").strip()).strip(" ,.")
+    from finrag.ner import LEGAL_SUFFIX
+    n = LEGAL_SUFFIX.sub("", re.sub(r"\s*\(.*?\)", "", name or "").strip()).strip(" ,.")
     return ticker if not n or n.upper() == ticker.upper() else f"{n} ({ticker})"
 
 def _sentences(text:str) -> list[str]:
-    from finrag.graphrag.boilerplate import split_sentences
+    from finrag.chunking import split_sentences
     return [s for s in split_sentences(text) if len(s) > 20]
 
 # %% ../../nbs/16_graphrag.questions.ipynb #ca2bbead

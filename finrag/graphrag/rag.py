@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, asdict
 import numpy as np
 from ..core import FinragError, Timings, default_llm
 from ..config import get_settings
+from ..chunking import CHARS_PER_TOKEN
 from .ingest import NewsStore
 
 # %% auto #0
@@ -273,7 +274,7 @@ def build_prompt(res:RAGResult) -> list[dict]:
                                         f"the id of the news item it comes from in square brackets, like [{eg}]."}]
 
 # %% ../../nbs/15_graphrag.rag.ipynb #e6058b05
-def prompt_tokens_estimate(messages:list[dict], chars_per_token:float=3.0) -> int:
+def prompt_tokens_estimate(messages:list[dict], chars_per_token:float=CHARS_PER_TOKEN) -> int:
     "A conservative token estimate of chat `messages` (characters / `chars_per_token`, plus 8 per message)."
     return int(sum(len(m["content"]) for m in messages) / chars_per_token) + 8*len(messages)
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from ..core import LLMError, ModelUnavailableError, default_llm
 from ..config import get_settings
+from ..chunking import split_sentences
 from .normalize import PreRetrievalReport, Glossary, get_glossary, normalize_units, report_add, fmt_decimal
 
 # %% auto #0
@@ -177,14 +178,12 @@ def figure_coverage(original:str, summary:str) -> float:
     kept = set(figures(summary))
     return sum(f in kept for f in orig)/len(orig)
 
-_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[$€£\"'])")
-
 def restore_figures(original:str, summary:str, min_coverage:float=0.9) -> str:
     "`summary`, plus the original sentences holding missing figures when coverage < `min_coverage` (deterministic)."
     if figure_coverage(original, summary) >= min_coverage: return summary
     kept, add = set(figures(summary)), []
     for line in original.split("\n"):
-        for s in _SENT.split(line):
+        for s in split_sentences(line):
             fs = [f for f in figures(s) if f not in kept]
             if fs: add.append(s.strip()); kept.update(fs)
     return summary.rstrip() + ("\n" + "\n".join(add) if add else "")

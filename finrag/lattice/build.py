@@ -11,7 +11,8 @@ from ..core import InputError, Timings, default_embedder, default_llm
 from ..config import get_settings
 from ..data import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
-from .summaries import CHARS_PER_TOKEN, ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
+from ..chunking import CHARS_PER_TOKEN
+from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
 
 # %% auto #0
 __all__ = ['MAX_SHARE', 'STRATEGIES', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'choose_level', 'merge_small_clusters', 'repair_partition',

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 from ..core import LLMError, default_embedder, default_llm
 from ..config import get_settings
-from .summaries import CHARS_PER_TOKEN, llm_call_failure
+from ..chunking import CHARS_PER_TOKEN
+from .summaries import llm_call_failure
 
 # %% auto #0
 __all__ = ['RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'POINTWISE_INSTRUCTIONS', 'SlateScores', 'fit_descriptions',

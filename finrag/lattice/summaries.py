@@ -8,12 +8,12 @@ import re
 import numpy as np
 from tqdm.auto import tqdm
 from ..core import InputError
+from ..chunking import split_sentences, CHARS_PER_TOKEN
 from .tree import SemanticNode
 
 # %% auto #0
-__all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'CHARS_PER_TOKEN', 'squash', 'clean_summary', 'first_sentence',
-           'ExtractiveSummarizer', 'LLMUsage', 'llm_call_failure', 'ask_counted', 'title_and_text',
-           'summarize_documents', 'node_desc', 'summarize_cluster']
+__all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'squash', 'clean_summary', 'first_sentence', 'ExtractiveSummarizer', 'LLMUsage',
+           'llm_call_failure', 'ask_counted', 'title_and_text', 'summarize_documents', 'node_desc', 'summarize_cluster']
 
 # %% ../../nbs/32_lattice.summaries.ipynb #7f5d2999
 SUMMARY_LEVELS = ("topic", "short", "sentence")   # coarsest first
@@ -39,11 +39,9 @@ def clean_summary(data) -> dict|None:
     return out
 
 # %% ../../nbs/32_lattice.summaries.ipynb #23cf5dd7
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
-
 def first_sentence(text:str, max_words:int=40) -> str:
-    "The first sentence of `text` (split after . ! ? before a capital, digit or bracket), cut to `max_words`."
-    s = _FIRST_SENTENCE.split(squash(text), maxsplit=1)[0]
+    "The first sentence of `text` (`finrag.chunking.split_sentences`), cut to `max_words`."
+    s = next(iter(split_sentences(squash(text))), "")
     return " ".join(s.split()[:max_words])
 
 class ExtractiveSummarizer:
@@ -145,8 +143,6 @@ def summarize_documents(corpus:dict,                 # doc id -> {'title','text'
     return out, n
 
 # %% ../../nbs/32_lattice.summaries.ipynb #32688cc2
-CHARS_PER_TOKEN = 3.5   # a conservative characters-per-token estimate for English/scientific text with BPE tokenizers
-
 def _cluster_messages(lines:list[str]) -> list[dict]:
     items = "\n".join(f"- {l}" for l in lines)
     return [{"role": "system", "content": "You summarise groups of documents for a topic index."},
