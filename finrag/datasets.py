@@ -310,7 +310,7 @@ def dev_files(name:str, root=None) -> list[Path]:
     r = dev_data_root(root)
     files = [r/f for f in DATASETS[name].files]
     for f in files:
-        if not f.exists(): raise InputError(f"{name} source file not found (data root {r})", f)
+        if not f.exists(): raise InputError(f"{name} source file not found (data root {r}; the CLI takes another one with --src DATA_ROOT, the library with root=)", f)
     return files
 
 def load_dev(name:str,   # a key of `DATASETS`

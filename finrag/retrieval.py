@@ -432,7 +432,7 @@ def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
     t2 = time.perf_counter()
     ev = evaluate(run, ds.qrels, ks, rks)
     names = [f"ndcg@{c}" for c in ks] + [f"recall@{c}" for c in rks]
-    return RetrievalResult(dataset.name, getattr(retr, "name", str(method)), cfg is not None, ev["n_queries"], {n: ev[n] for n in names},
+    return RetrievalResult(dataset.name, getattr(retr, "label", None) or getattr(retr, "name", str(method)), cfg is not None, ev["n_queries"], {n: ev[n] for n in names},
                            t1 - t0, t2 - t1, 1000 * (t2 - t1) / max(len(qids), 1), **_llm_cost(retr), n_empty=ev["n_empty"],
                            n_unjudged=len(set(dataset.queries) - set(dataset.judged().queries)), per_query=ev["per_query"],
                            run=run, notes=list(getattr(retr, "notes", [])))

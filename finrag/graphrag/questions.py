@@ -71,7 +71,7 @@ def load_questions(path,               # a question file (JSONL)
             rep.n_rows += 1
             try:
                 try: d = json.loads(line)
-                except json.JSONDecodeError as e: raise InputError(f"not valid JSON ({e.msg}, column {e.colno})", path, i) from None
+                except json.JSONDecodeError as e: raise InputError(f"not valid JSON: {e.msg.removesuffix(' at').lower()} at column {e.colno}", path, i) from None
                 q = _check_question(d, path, i, seen)
             except InputError as e:
                 rep.skip(e, strict); continue

@@ -259,6 +259,10 @@ class LatticeRetriever:
         return run
 
     def __repr__(self): return f"LatticeRetriever({self.tree!r}, scorer={self.config['scorer']}, beam={self.beam}, iterations={self.iterations})"
+    @property
+    def label(self) -> str:
+        "The name results are reported under: the method, its scorer and beam (e.g. 'lattice(pointwise, beam 2)')."
+        return f"{self.name}({self.config['scorer']}, beam {self.beam})"
 
 # %% ../../nbs/36_lattice.search.ipynb #f1e9dde6
 from ..retrieval import HybridRetriever
@@ -292,6 +296,8 @@ class LatticeFusion(HybridRetriever):
     def query_stats(self) -> dict: return self.lattice.query_stats
     @property
     def config(self) -> dict: return {**self.lattice.config, "fusion": f"rrf(k={self.rrf_k})", "with": [r.name for r in self.retrievers[1:]]}
+    @property
+    def label(self) -> str: return f"{self.name}({self.lattice.config['scorer']}, beam {self.lattice.beam}; rrf k={self.rrf_k:g} with {', '.join(self.config['with'])})"
 
 # %% ../../nbs/36_lattice.search.ipynb #a06cfeed
 def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})
