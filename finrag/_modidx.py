@@ -165,6 +165,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'finrag.graphrag.eval.evaluate_graphrag': ( 'graphrag.eval.html#evaluate_graphrag',
                                                                                   'finrag/graphrag/eval.py'),
                                       'finrag.graphrag.eval.format_report': ('graphrag.eval.html#format_report', 'finrag/graphrag/eval.py'),
+                                      'finrag.graphrag.eval.headline': ('graphrag.eval.html#headline', 'finrag/graphrag/eval.py'),
                                       'finrag.graphrag.eval.interleave_types': ( 'graphrag.eval.html#interleave_types',
                                                                                  'finrag/graphrag/eval.py'),
                                       'finrag.graphrag.eval.jsonable': ('graphrag.eval.html#jsonable', 'finrag/graphrag/eval.py'),

@@ -14,9 +14,10 @@ from .ragas_adapter import RAGAS_LLM_METRICS, RAGAS_OFFLINE_METRICS, ragas_score
 from ..stats import STRATA, summarise, compare_modes, latency_table
 
 # %% auto #0
-__all__ = ['CORE_METRICS', 'SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'entity_recall', 'context_entity_recall',
-           'support_recall', 'answer_entities', 'answer_entity_recall', 'semantic_similarity', 'router_accuracy',
-           'reference_contexts', 'interleave_types', 'evaluate_graphrag', 'tau_ablation', 'format_report', 'jsonable']
+__all__ = ['CORE_METRICS', 'SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
+           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'semantic_similarity',
+           'router_accuracy', 'reference_contexts', 'interleave_types', 'evaluate_graphrag', 'tau_ablation',
+           'format_report', 'jsonable', 'headline']
 
 # %% ../../nbs/18_graphrag.eval.ipynb #d2ded5e7
 def entity_recall(expected,   # expected entity ids (tickers)
@@ -350,3 +351,14 @@ def jsonable(x):
     if isinstance(x, float) and not math.isfinite(x): return None
     if isinstance(x, Path): return str(x)
     return x
+
+# %% ../../nbs/18_graphrag.eval.ipynb #a1c0de09
+HEADLINE_METRICS = ("context_entity_recall", "support_recall", "answer_entity_recall", "semantic_similarity", "faithfulness", "answer_relevancy")
+
+def headline(results:dict, modes=("vector", "graph"), metrics=HEADLINE_METRICS) -> dict:
+    "{'<mode>.<metric>': mean over all questions, '<mode>.latency_mean_s': seconds} from a P1 result's `summary` and `latency` rows (metrics that were not measured are left out)."
+    mean = {(r["mode"], r["metric"]): r["mean"] for r in results.get("summary", []) if r["stratum"] == "all"}
+    lat = {r["mode"]: r["mean"] for r in results.get("latency", []) if r["stratum"] == "all"}
+    ok = lambda v: isinstance(v, (int, float)) and math.isfinite(v)
+    out = {f"{m}.{k}": float(mean[m, k]) for k in metrics for m in modes if ok(mean.get((m, k)))}
+    return out | {f"{m}.latency_mean_s": float(lat[m]) for m in modes if ok(lat.get(m))}
