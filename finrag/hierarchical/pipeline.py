@@ -18,8 +18,9 @@ from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_c
 
 # %% auto #0
 __all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'STAGE2_CANDIDATE', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_WEIGHT',
-           'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer', 'default_stage2',
-           'HierarchicalRetriever', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
+           'DEFAULT_PRERETRIEVAL', 'STAGE2_SETTINGS', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer',
+           'default_stage2', 'HierarchicalRetriever', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match',
+           'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
@@ -59,6 +60,7 @@ DEFAULT_STAGE2 = None          # stage 1 alone: no stage 2 / fusion / adaptive v
 DEFAULT_FUSION = "interp"      # when a stage 2 is on: fused with stage 1 (MaxSim alone lost to stage 1 on every dev half)
 DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on the worst dev half of the grid
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
+STAGE2_SETTINGS = {"llm-yesno": {"pool": 10, "weight": 0.3}}  # per stage-2 scorer: the LLM judge reads stage 1's best 10, fused at 0.3 (p2_financerag LLM section)
 
 def default_stage2() -> str:
     "The stage-2 scorer that `stage2='auto'` means: `DEFAULT_STAGE2` (None: stage 1 alone, by the development-half rule)."
@@ -80,6 +82,7 @@ class HierarchicalRetriever:
                  fusion:str|None="auto",        # 'auto' = `DEFAULT_FUSION`; None | 'rrf' | 'interp' (see `Cascade`)
                  weight:float|None=None,        # interp: weight of stage 2; None = `DEFAULT_WEIGHT`
                  adaptive:float|None=None,      # call stage 2 only where stage 1's margin is below this (see `Cascade`)
+                 stage2_pool:int|None=None,     # stage 2 scores only stage 1's best this many; None = `STAGE2_SETTINGS` of the scorer, else all
                  embedder=None, cache_dir=None, llm=None):
         if not corpus: raise InputError("the corpus is empty", field="corpus")
         h = get_settings().hierarchical
@@ -96,8 +99,10 @@ class HierarchicalRetriever:
             # per retriever (nbs/experiments/p2_financerag ablation): BM25 scores the pre-retrieved text, the bi-encoder the raw text
             self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1") if isinstance(stage1, str) else stage1
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2") if isinstance(stage2, str) else stage2) if stage2 else None
-        stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k)] if self.stage2 else [])
-        weight = DEFAULT_WEIGHT if weight is None else weight
+        own = STAGE2_SETTINGS.get(getattr(self.stage2, "name", None), {})
+        pool = own.get("pool") if stage2_pool is None else stage2_pool
+        stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k, pool)] if self.stage2 else [])
+        weight = own.get("weight", DEFAULT_WEIGHT) if weight is None else weight
         self.cascade = Cascade(stages, fusion=DEFAULT_FUSION if fusion == "auto" else fusion, weight=weight,
                                adaptive=adaptive, backfill=True)
         self.texts = {i: doc_text(d) for i, d in self.corpus.items()}
@@ -105,7 +110,7 @@ class HierarchicalRetriever:
         opts = [o for o in (self.stage2 and c.fusion and (c.fusion + (f"{weight:g}" if c.fusion == "interp" else "")),
                             self.stage2 and adaptive is not None and f"adaptive<{adaptive:g}") if o]
         self.name = ("hierarchical(" + ("pre+" if preretrieval is not None else "") + f"{self.stage1.name}@{self.stage1_keep}" +
-                     (f" > {self.stage2.name}@{self.final_k}" if self.stage2 else "") + (", " + ", ".join(opts) if opts else "") + ")")
+                     (f" > {self.stage2.name}" + (f"[top {pool}]" if pool else "") + f"@{self.final_k}" if self.stage2 else "") + (", " + ", ".join(opts) if opts else "") + ")")
         self.n_queries, self.query_stats = 0, {}
 
     def __repr__(self): return self.name

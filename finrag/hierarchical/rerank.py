@@ -231,9 +231,9 @@ def score_margin(s:np.ndarray,           # (n,) scores of the pool
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #8157166b
 class Cascade:
-    "Multi-stage reranking: each (scorer, keep) stage re-scores the survivors of the previous one and keeps the best `keep`."
+    "Multi-stage reranking: each (scorer, keep[, pool]) stage re-scores the previous one's survivors (its best `pool`) and keeps the best `keep`."
     def __init__(self,
-                 stages:list,              # [(scorer, keep), ...]; keep None = from settings (stage1_keep, then final_k)
+                 stages:list,              # [(scorer, keep) or (scorer, keep, pool), ...]; keep None = from settings (stage1_keep, then final_k); pool None = all
                  corpus:dict|None=None,    # doc id -> {"title", "text"}: the pool for `search`
                  fusion:str|None=None,     # None | 'rrf' | 'interp': fuse each later stage with the previous (`fuse_scores`)
                  weight:float=0.5,         # interp: weight of the later stage
@@ -246,17 +246,19 @@ class Cascade:
         if fusion is not None and fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
         defaults = [h.stage1_keep] + [h.final_k]*(len(stages) - 1)
         self.stages = []
-        for (sc, keep), dk in zip(stages, defaults):
+        for stage, dk in zip(stages, defaults):
+            sc, keep, pool = (*stage, None)[:3]
             keep = dk if keep is None else int(keep)
             if keep < 1: raise InputError(f"keep must be a positive number of documents, got {keep}", field="keep")
+            if pool is not None and int(pool) < 1: raise InputError(f"pool must be a positive number of documents, got {pool}", field="pool")
             if not isinstance(sc, Scorer): raise InputError(f"{sc!r} is not a scorer (needs .name and .score)", field="stages")
-            self.stages.append((sc, keep))
+            self.stages.append((sc, keep, None if pool is None else int(pool)))
         self.corpus, self.fusion, self.weight, self.rrf_k = corpus, fusion, weight, rrf_k
         self.adaptive, self.margin_at, self.backfill = adaptive, margin_at, backfill
         self.reset()
         opts = [o for o in (fusion and (f"{fusion}" + (f"{weight:g}" if fusion == "interp" else "")),
                             adaptive is not None and f"adaptive<{adaptive:g}") if o]
-        self.name = "cascade(" + " > ".join(f"{s.name}@{k}" for s, k in self.stages) + (", " + ", ".join(opts) if opts else "") + ")"
+        self.name = "cascade(" + " > ".join(f"{s.name}" + (f"[top {p}]" if p else "") + f"@{k}" for s, k, p in self.stages) + (", " + ", ".join(opts) if opts else "") + ")"
 
     def reset(self):
         "Zero `timings`, `n_queries` and `calls` (queries each stage ran for)."
@@ -269,9 +271,13 @@ class Cascade:
 def rank(self:Cascade, query:str, candidates:dict) -> list:
     "[(doc id, score, stage)] best first: the last stage's `keep`, then (with `backfill`) what later stages dropped."
     ids, texts, prev, st, tail = list(candidates), list(candidates.values()), None, 0, []
-    for i, (sc, keep) in enumerate(self.stages, 1):
+    for i, (sc, keep, pool) in enumerate(self.stages, 1):
         if not ids: break
         placed = st
+        if prev is not None and pool is not None and pool < len(ids):   # survivors are best first: score the head only
+            rest = [(ids[j], float(prev[j]), placed) for j in range(pool, len(ids))]
+            tail = (rest if self.backfill else []) + tail
+            ids, texts, prev = ids[:pool], texts[:pool], prev[:pool]
         if prev is not None and self.adaptive is not None and score_margin(prev, self.margin_at) >= self.adaptive:
             s, order = prev, np.arange(len(ids))                   # the previous stage is sure: its order stands
         else:
