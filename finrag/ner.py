@@ -8,6 +8,7 @@ import re, sys, unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from fastcore.basics import patch
 from .core import InputError, ModelUnavailableError, data_dir
 from .data import iter_table_rows
 from .config import get_settings
@@ -117,7 +118,8 @@ class Gazetteer:
         return self._keys.get(_key(s))
 
 # %% ../nbs/03b_ner.ipynb #ef7463a4
-def _patterns(self:Gazetteer) -> list[dict]:
+@patch
+def patterns(self:Gazetteer) -> list[dict]:
     "spaCy `EntityRuler` patterns: aliases and bare tickers as phrase patterns (str) with `id` = canonical id; generic ticker forms as token patterns without."
     pats = []
     for r in self.rows:
@@ -130,7 +132,6 @@ def _patterns(self:Gazetteer) -> list[dict]:
     pats.append({"label": "STOCK_TICKER", "pattern": [{"LOWER": {"IN": list(_EXCHANGES)}}, {"ORTH": ":"}, tick]})
     pats.append({"label": "STOCK_TICKER", "pattern": [{"LOWER": "nyse"}, {"LOWER": {"IN": ["arca", "american"]}}, {"ORTH": ":"}, tick]})
     return pats
-Gazetteer.patterns = _patterns
 
 # %% ../nbs/03b_ner.ipynb #b4a5ff22
 def _import_spacy():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math, warnings
 import numpy as np
 from tqdm.auto import tqdm
+from fastcore.basics import patch
 from ..core import InputError, Timings, default_embedder, default_llm
 from ..config import get_settings
 from ..data import BeirDataset
@@ -188,7 +189,8 @@ def n_clusters(n:int, M:int, max_leaf_docs:int) -> int:
     "Clusters to ask for when splitting n documents: enough for leaf-sized children, at most M, at least 2."
     return max(2, min(M, math.ceil(n / max_leaf_docs)))
 
-def _llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
+@patch
+def llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
     "Labels over `idx` and per-cluster {'name','summary'} from the LLM (at most `k` clusters), or None (unusable answer)."
     level, shown = choose_level([self.sums[i] for i in idx], k, self.part_ctx, self.rng)
     lines = [self.sums[idx[j]][level] for j in shown]
@@ -203,12 +205,13 @@ def _llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
     c["ids_dropped"] += rep["dropped_ids"]; c["clusters_merged"] += rep["merged"]
     return labels, meta
 
-def _split(self:_Builder, idx:list) -> tuple[np.ndarray, list]:
+@patch
+def split(self:_Builder, idx:list) -> tuple[np.ndarray, list]:
     "Split documents `idx` into ≥ 2 clusters: (labels, per-cluster meta or None)."
     k = n_clusters(len(idx), self.M, self.max_leaf)
     if self.partitioner == "llm":
         self.bar.set_postfix_str(f"LLM partition of {len(idx)} docs (call {self.usage.calls + 1})", refresh=True)
-        out = _llm_split(self, idx, k)
+        out = self.llm_split(idx, k)
         if out is not None: self.counts["partition_llm"] += 1; return out
         self.counts["partition_fallbacks"] += 1
     else: self.counts["partition_kmeans"] += 1
@@ -216,22 +219,24 @@ def _split(self:_Builder, idx:list) -> tuple[np.ndarray, list]:
     self.counts["clusters_merged"] += merged
     return labels, [None] * int(labels.max() + 1)
 
-def _top_down(self:_Builder, idx:list, depth:int=0, summary:dict|None=None) -> SemanticNode:
+@patch
+def top_down(self:_Builder, idx:list, depth:int=0, summary:dict|None=None) -> SemanticNode:
     "The subtree over documents `idx` (indices into the corpus order), built by recursive splitting."
     if len(idx) <= self.max_leaf or depth >= self.max_depth: return self.leaf_parent(idx, summary)
-    labels, meta = _split(self, idx)
+    labels, meta = self.split(idx)
     children, idx = [], np.asarray(idx)
     for j, m in enumerate(meta):
         sub = idx[labels == j].tolist()
         s = None
         if m and m["name"] and m["summary"]:
             s = {"topic": " ".join(m["name"].split()[:3]), "short": m["name"], "sentence": " ".join(m["summary"].split()[:60]), "source": "llm-partition"}
-        children.append(self.leaves[sub[0]] if len(sub) == 1 else _top_down(self, sub, depth + 1, s))   # no wrapper around one document
+        children.append(self.leaves[sub[0]] if len(sub) == 1 else self.top_down(sub, depth + 1, s))   # no wrapper around one document
         if len(sub) == 1: self.bar.update(1)
     return self.internal(children, idx.tolist(), summary)
 
 # %% ../../nbs/33_lattice.build.ipynb #bbf40069
-def _group(self:_Builder, embs:np.ndarray, target:int) -> list[np.ndarray]:
+@patch
+def group(self:_Builder, embs:np.ndarray, target:int) -> list[np.ndarray]:
     "Agglomerative (Ward) groups of ≈ `target` items; groups above 2×target are cut by k-means."
     from sklearn.cluster import AgglomerativeClustering
     n = len(embs); k = max(1, math.ceil(n / target))
@@ -246,29 +251,32 @@ def _group(self:_Builder, embs:np.ndarray, target:int) -> list[np.ndarray]:
         else: out.append(g)
     return out
 
-def _stack_levels(self:_Builder, nodes:list, docs:list) -> SemanticNode:
+@patch
+def stack_levels(self:_Builder, nodes:list, docs:list) -> SemanticNode:
     "Join `nodes` (each covering the documents in `docs[i]`) bottom-up until at most `branching` remain; returns the root."
     while len(nodes) > self.M:
         embs = np.stack([self.emb[d].mean(0) for d in docs]); embs /= np.maximum(np.linalg.norm(embs, axis=1, keepdims=True), 1e-12)
-        groups = _group(self, embs, self.M)
+        groups = self.group(embs, self.M)
         if len(groups) >= len(nodes): break
         nodes, docs = ([self.internal([nodes[i] for i in g], sum((docs[i] for i in g), [])) for g in groups],
                        [sum((docs[i] for i in g), []) for g in groups])
     return self.internal(nodes, sum(docs, []))
 
-def _bottom_up(self:_Builder) -> SemanticNode:
+@patch
+def bottom_up(self:_Builder) -> SemanticNode:
     n = len(self.ids)
     if n <= self.max_leaf: return self.leaf_parent(list(range(n)))
-    groups = [g.tolist() for g in _group(self, self.emb, self.max_leaf)]
-    return _stack_levels(self, [self.leaf_parent(g) for g in groups], groups)
+    groups = [g.tolist() for g in self.group(self.emb, self.max_leaf)]
+    return self.stack_levels([self.leaf_parent(g) for g in groups], groups)
 
-def _hybrid(self:_Builder) -> SemanticNode:
+@patch
+def hybrid(self:_Builder) -> SemanticNode:
     n = len(self.ids)
     if n <= self.max_leaf: return self.leaf_parent(list(range(n)))
     k = max(2, round(math.sqrt(n))); self.counts["partition_kmeans"] += 1
     labels = kmeans_split(self.emb, k, self.seed)
     groups = [np.flatnonzero(labels == j).tolist() for j in range(labels.max() + 1)]
-    return _stack_levels(self, [_top_down(self, g, 1) for g in groups], groups)
+    return self.stack_levels([self.top_down(g, 1) for g in groups], groups)
 
 # %% ../../nbs/33_lattice.build.ipynb #c749e63c
 def _assign_ids(root:SemanticNode):
@@ -322,7 +330,7 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     b.prepare()
     try:
         with b.t("build"):
-            root = {"top-down": lambda: _top_down(b, list(range(len(b.ids)))), "bottom-up": lambda: _bottom_up(b), "hybrid": lambda: _hybrid(b)}[strategy]()
+            root = {"top-down": lambda: b.top_down(list(range(len(b.ids)))), "bottom-up": lambda: b.bottom_up(), "hybrid": lambda: b.hybrid()}[strategy]()
     finally: b.bar.close()
     _assign_ids(root)
     c = b.counts

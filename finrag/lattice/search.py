@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
+from fastcore.basics import patch
 from ..core import InputError, Timings
 from ..config import get_settings
 from .tree import SemanticTree
@@ -122,7 +123,8 @@ class LatticeSearch:
         return kids + [r for r in refs if r not in kids], leafy
 
 # %% ../../nbs/36_lattice.search.ipynb #5fdc67d5
-def _step(self:LatticeSearch) -> bool:
+@patch
+def step(self:LatticeSearch) -> bool:
     "One iteration: score every beam node's slate, refit, choose the next beam; False when there was nothing to expand."
     if not self.beam: return False
     refs, done = None, []
@@ -154,7 +156,8 @@ def _step(self:LatticeSearch) -> bool:
     self.beam = [int(i) for i in cand[np.lexsort((cand, -self.path[cand]))][: self.beam_size]]
     return True
 
-def _run(self:LatticeSearch, iterations:int,
+@patch
+def run(self:LatticeSearch, iterations:int,
          token_budget:int|None=None # stop once the prompt tokens spent reach this (checked before each step)
         ) -> LatticeSearch:
     "Up to `iterations` steps (fewer when the tree is exhausted or the prompt-token budget is spent); returns self."
@@ -163,7 +166,8 @@ def _run(self:LatticeSearch, iterations:int,
         if not self.step(): break
     return self
 
-def _ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
+@patch
+def ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
     "The scored, unmasked leaves as (doc id, (1−α)·path(parent) + α·calibrated), best first (ties: preorder); the top `k`."
     leaves = np.flatnonzero(self.scored & self.leaf & ~self.masked)
     sc = np.array([leaf_score(self.path[self.ix.parent[i]] if i else 1.0, self.cal[i], self.alpha) for i in leaves])
@@ -174,13 +178,13 @@ def _ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
         if d not in seen: seen.add(d); out.append((d, float(sc[j])))
     return out[:k] if k is not None else out
 
-def _stats(self:LatticeSearch) -> dict:
+@patch
+def stats(self:LatticeSearch) -> dict:
     "Per-query cost and coverage: LLM calls/tokens, failed/recovered slates, iterations, expanded nodes, scored leaves, seconds."
     return {**self.counts, "iterations": len(self.trace), "expanded": int(self.expanded.sum()),
             "leaves_scored": int((self.scored & self.leaf & ~self.masked).sum()),
             "seconds": {k: round(v, 3) for k, v in self.t.items()}}
 
-LatticeSearch.step, LatticeSearch.run, LatticeSearch.ranking, LatticeSearch.stats = _step, _run, _ranking, _stats
 
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
 SCORERS = ("pointwise", "listwise", "embedding")   # 'llm' = DEFAULT_LLM_SCORER
