@@ -2,7 +2,7 @@
 LLM calls and tokens per query at the default budget) on a SciFact slice, with the configured LLM.
 
     python bench/lattice.py build  --out stores/p3/tree_scifact1k_topdown_llm.json [--docs 1000] [--slice-queries 100]
-                                   [--doc-summarizer extractive|llm] [--partition-tokens N] [--strategy top-down]
+                                   [--doc-summarizer extractive|llm] [--partition-tokens N] [--strategy top-down] [--llm-depth D]
     python bench/lattice.py search --tree stores/p3/tree_scifact1k_topdown_llm.json [--queries 5] [--scorer pointwise]
 
 The slice: the gold abstracts of the first `--slice-queries` judged SciFact train queries plus seeded random
@@ -35,7 +35,8 @@ def build(args):
     sl = scifact_slice(args.data_root, args.docs, args.slice_queries)
     llm = LLMClient(timeout=args.timeout)   # FINRAG_LLM_BASE_URL / FINRAG_LLM_MODEL, else the local tier
     kw = dict(strategy=args.strategy, summarizer="llm", doc_summarizer=args.doc_summarizer, partitioner="llm",
-              branching=args.branching, max_leaf_docs=args.branching, partition_tokens=args.partition_tokens)
+              branching=args.branching, max_leaf_docs=args.branching, partition_tokens=args.partition_tokens,
+              llm_depth=args.llm_depth)
     est = estimate_build(sl.corpus, **kw, model=llm.model)
     print(f"{sl}; LLM {llm.model} at {llm.base_url or 'local'}; load {os.getloadavg()[0]:.1f}")
     print(f"estimate: ~{est['calls']} LLM calls, ~{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens, "
@@ -81,6 +82,7 @@ def main():
             p.add_argument("--out", required=True); p.add_argument("--strategy", default="top-down")
             p.add_argument("--doc-summarizer", default="extractive"); p.add_argument("--partition-tokens", type=int, default=None)
             p.add_argument("--branching", type=int, default=10)
+            p.add_argument("--llm-depth", type=int, default=None, help="LLM partitions/summaries only above this depth (root = 0); default every level")
             p.add_argument("--timeout", type=float, default=900, help="seconds per LLM call (a loaded CPU reads ~10 tokens/s)")
         else:
             p.add_argument("--tree", required=True); p.add_argument("--queries", type=int, default=5)

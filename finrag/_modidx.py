@@ -691,6 +691,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'finrag.lattice.build._Builder.leaf_parent': ( 'lattice.build.html#_builder.leaf_parent',
                                                                                      'finrag/lattice/build.py'),
                                       'finrag.lattice.build._Builder.llm': ('lattice.build.html#_builder.llm', 'finrag/lattice/build.py'),
+                                      'finrag.lattice.build._Builder.llm_at': ( 'lattice.build.html#_builder.llm_at',
+                                                                                'finrag/lattice/build.py'),
                                       'finrag.lattice.build._Builder.llm_split': ( 'lattice.build.html#_builder.llm_split',
                                                                                    'finrag/lattice/build.py'),
                                       'finrag.lattice.build._Builder.prepare': ( 'lattice.build.html#_builder.prepare',

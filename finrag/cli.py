@@ -216,6 +216,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                   partitioner:str=typer.Option("llm", help="top-down splits: llm | kmeans (a labelled deviation)."),
                   branching:int=typer.Option(10, help="Clusters per split / children per internal node."),
                   max_leaf_docs:int=typer.Option(10, help="A node with at most this many documents gets them as leaves."),
+                  llm_depth:int=typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound; default: every level, the paper)."),
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
     from finrag.data import beir_corpus
@@ -223,7 +224,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     if strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
     ds = beir_corpus(data, split, limit); corpus = ds.corpus
     kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
-              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None)
+              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None, llm_depth=llm_depth)
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)
     typer.echo(build_estimate(ds.name, strategy, len(corpus), est), err=True)
     tree = build_tree(corpus, strategy, **kw, progress=progress)

@@ -124,12 +124,12 @@ def _partition_schema(n:int, M:int) -> dict:
 
 class _Builder:
     def __init__(self, corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
-                 context_tokens, max_depth, seed, progress, doc_summarizer=None, partition_tokens=None):
+                 context_tokens, max_depth, seed, progress, doc_summarizer=None, partition_tokens=None, llm_depth=None):
         self.ids = list(corpus)
         if not self.ids: raise InputError("the corpus is empty: nothing to build a tree from", field="corpus")
         self.docs = [title_and_text(corpus[i]) for i in self.ids]
         self.strategy, self.summarizer, self.partitioner = strategy, summarizer, partitioner
-        self.M, self.max_leaf, self.max_depth = branching, max_leaf_docs, max_depth
+        self.M, self.max_leaf, self.max_depth, self.llm_depth = branching, max_leaf_docs, max_depth, llm_depth
         self.ctx = int(context_tokens or get_settings().models.llm_ctx)
         self.doc_summarizer = doc_summarizer or summarizer
         self.part_ctx = min(self.ctx, int(partition_tokens)) if partition_tokens else self.ctx   # prompt + answer of one partition call
@@ -167,10 +167,15 @@ class _Builder:
         c = self.emb[idx].mean(0)
         return int(np.argmax(self.emb[idx] @ c))
 
-    def internal(self, children:list, idx:list, summary:dict|None=None) -> SemanticNode:
-        "An internal node over `children` (covering documents `idx`), summarised unless `summary` is given."
+    def llm_at(self, depth:int) -> bool:
+        "Whether the LLM partitions and summarises nodes at `depth` (`llm_depth`: only above it; None: everywhere)."
+        return self.llm_depth is None or depth < self.llm_depth
+
+    def internal(self, children:list, idx:list, summary:dict|None=None, depth:int=0) -> SemanticNode:
+        "An internal node over `children` (covering documents `idx`), summarised unless `summary` is given (extractively below `llm_depth`)."
         if summary is None:
-            summary = summarize_cluster(children, self.ex, self.llm if self.summarizer == "llm" else None, self.summarizer,
+            how = self.summarizer if self.llm_at(depth) else "extractive"
+            summary = summarize_cluster(children, self.ex, self.llm if how == "llm" else None, how,
                                         self.central_child(children, idx), self.ctx, self.usage, self.counts["summary_cluster"])
         return SemanticNode("", node_desc(summary), children, summary=summary)
 
@@ -178,9 +183,9 @@ class _Builder:
         if all(c.is_leaf for c in children): return self.central(idx)
         return 0
 
-    def leaf_parent(self, idx:list, summary=None) -> SemanticNode:
+    def leaf_parent(self, idx:list, summary=None, depth:int=0) -> SemanticNode:
         self.bar.update(len(idx))
-        return self.internal([self.leaves[i] for i in idx], idx, summary)
+        return self.internal([self.leaves[i] for i in idx], idx, summary, depth)
 
 # %% ../../nbs/33_lattice.build.ipynb #230ffff6
 MAX_SHARE = 0.9   # an LLM partition whose largest cluster holds more than this share of the items is unusable
@@ -206,10 +211,10 @@ def llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
     return labels, meta
 
 @patch
-def split(self:_Builder, idx:list) -> tuple[np.ndarray, list]:
-    "Split documents `idx` into ≥ 2 clusters: (labels, per-cluster meta or None)."
+def split(self:_Builder, idx:list, depth:int=0) -> tuple[np.ndarray, list]:
+    "Split documents `idx` (a node at `depth`) into ≥ 2 clusters: (labels, per-cluster meta or None)."
     k = n_clusters(len(idx), self.M, self.max_leaf)
-    if self.partitioner == "llm":
+    if self.partitioner == "llm" and self.llm_at(depth):
         self.bar.set_postfix_str(f"LLM partition of {len(idx)} docs (call {self.usage.calls + 1})", refresh=True)
         out = self.llm_split(idx, k)
         if out is not None: self.counts["partition_llm"] += 1; return out
@@ -222,8 +227,8 @@ def split(self:_Builder, idx:list) -> tuple[np.ndarray, list]:
 @patch
 def top_down(self:_Builder, idx:list, depth:int=0, summary:dict|None=None) -> SemanticNode:
     "The subtree over documents `idx` (indices into the corpus order), built by recursive splitting."
-    if len(idx) <= self.max_leaf or depth >= self.max_depth: return self.leaf_parent(idx, summary)
-    labels, meta = self.split(idx)
+    if len(idx) <= self.max_leaf or depth >= self.max_depth: return self.leaf_parent(idx, summary, depth)
+    labels, meta = self.split(idx, depth)
     children, idx = [], np.asarray(idx)
     for j, m in enumerate(meta):
         sub = idx[labels == j].tolist()
@@ -232,7 +237,7 @@ def top_down(self:_Builder, idx:list, depth:int=0, summary:dict|None=None) -> Se
             s = {"topic": " ".join(m["name"].split()[:3]), "short": m["name"], "sentence": " ".join(m["summary"].split()[:60]), "source": "llm-partition"}
         children.append(self.leaves[sub[0]] if len(sub) == 1 else self.top_down(sub, depth + 1, s))   # no wrapper around one document
         if len(sub) == 1: self.bar.update(1)
-    return self.internal(children, idx.tolist(), summary)
+    return self.internal(children, idx.tolist(), summary, depth)
 
 # %% ../../nbs/33_lattice.build.ipynb #bbf40069
 @patch
@@ -296,6 +301,8 @@ def _deviations(b:_Builder) -> list[str]:
     if b.strategy != "bottom-up" and b.partitioner == "kmeans": out.append("partitioner=kmeans: top-down splits by k-means on embeddings, not by the LLM")
     if c["partition_fallbacks"]: out.append(f"{c['partition_fallbacks']} LLM partitions were unusable and replaced by k-means")
     if b.strategy == "hybrid": out.append("strategy=hybrid (finrag's addition): k-means coarse groups refined top-down")
+    if b.llm_depth is not None and b.strategy != "bottom-up":
+        out.append(f"llm_depth={b.llm_depth}: nodes at depth {b.llm_depth} and below are split by k-means and summarised extractively (a cost bound; the paper uses the LLM at every level)")
     return out
 
 # %% ../../nbs/33_lattice.build.ipynb #e3fc4585
@@ -315,7 +322,8 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
                seed:int=0,                  # k-means, sampling of shown items
                progress:bool=True,          # tqdm progress bars
                doc_summarizer:str|None=None,# document (leaf) summaries: 'llm' | 'extractive'; None = `summarizer`
-               partition_tokens:int|None=None # prompt + answer tokens of one LLM partition call (fewer, coarser items); None = the context
+               partition_tokens:int|None=None, # prompt + answer tokens of one LLM partition call (fewer, coarser items); None = the context
+               llm_depth:int|None=None      # top-down: the LLM partitions and summarises only nodes above this depth (root = 0); None = every level
               ) -> SemanticTree:
     "Build the LATTICE semantic tree over the corpus; `InputError` on bad options or an empty corpus, `LLMError` if the LLM server fails."
     if strategy not in STRATEGIES: raise InputError(f"strategy must be one of {STRATEGIES}, got {strategy!r}", field="strategy")
@@ -323,10 +331,11 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     if doc_summarizer not in (None, "llm", "extractive"): raise InputError(f"doc_summarizer must be 'llm' or 'extractive', got {doc_summarizer!r}", field="doc_summarizer")
     if partitioner not in ("llm", "kmeans"): raise InputError(f"partitioner must be 'llm' or 'kmeans', got {partitioner!r}", field="partitioner")
     if branching < 2 or max_leaf_docs < 1: raise InputError("branching must be ≥ 2 and max_leaf_docs ≥ 1", field="branching")
+    if llm_depth is not None and llm_depth < 1: raise InputError(f"llm_depth must be ≥ 1 (the root is depth 0), got {llm_depth}", field="llm_depth")
     corpus = data.corpus if isinstance(data, BeirDataset) else data
     if not isinstance(corpus, dict): raise InputError(f"expected a BeirDataset or a corpus dict, got {type(data).__name__}", field="data")
     b = _Builder(corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
-                 context_tokens, max_depth, seed, progress, doc_summarizer, partition_tokens)
+                 context_tokens, max_depth, seed, progress, doc_summarizer, partition_tokens, llm_depth)
     b.prepare()
     try:
         with b.t("build"):
@@ -338,7 +347,7 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     model = getattr(b._llm, "model", None) if uses_llm else None
     stats = {"strategy": strategy, "summarizer": summarizer, "doc_summarizer": b.doc_summarizer, "partitioner": partitioner if strategy != "bottom-up" else None,
              "model": model, "embedder": getattr(b._embedder, "model_id", None) if b._embedder is not None else "precomputed",
-             "branching_target": branching, "max_leaf_docs": max_leaf_docs, "context_tokens": b.ctx, "partition_tokens": b.part_ctx, "seed": seed,
+             "branching_target": branching, "max_leaf_docs": max_leaf_docs, "llm_depth": llm_depth, "context_tokens": b.ctx, "partition_tokens": b.part_ctx, "seed": seed,
              "n_docs": len(b.ids), **tree_stats(root), "llm": b.usage.as_dict(),
              "seconds": {k: round(v, 3) for k, v in b.t.items()} | {"total": round(b.t.total, 3)},
              "summaries": {"documents": c["summary_doc"], "clusters": c["summary_cluster"]},
@@ -357,6 +366,7 @@ def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or
                    branching:int=10, max_leaf_docs:int=10,
                    doc_summarizer:str|None=None,
                    context_tokens:int|None=None, partition_tokens:int|None=None,
+                   llm_depth:int|None=None,     # see `build_tree`
                    model:str|None=None,         # a key of `LLM_SPEEDS` (None: `DEFAULT_SPEED`)
                    speed:tuple|None=None        # (prompt, decode) tokens/s; overrides `model`
                   ) -> dict:
@@ -374,13 +384,13 @@ def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or
         llm_parts = strategy != "bottom-up" and partitioner == "llm"
         if llm_parts:
             level, size = 0, n
-            while size > max_leaf_docs and level < 8:        # one level of splits at a time: M**level nodes of `size` docs
+            while size > max_leaf_docs and level < (8 if llm_depth is None else llm_depth):   # one level of splits at a time: M**level nodes of `size` docs
                 nodes = min(M ** level, above)
                 shown = min(size, max(2 * M, (part_ctx - 250 - 80 * M) // 31))
                 calls += nodes; pt += nodes * (250 + 26 * shown); ct += nodes * (5 * shown + 80 * M)
                 level, size = level + 1, size / M
         if summarizer == "llm":
-            n_sum = 1 if llm_parts else above + leaf_parents
+            n_sum = 1 if llm_parts else (above + leaf_parents if llm_depth is None else min(above + leaf_parents, sum(M ** d for d in range(llm_depth))))
             calls += n_sum; pt += n_sum * (120 + 20 * M); ct += 60 * n_sum
     elif summarizer == "llm":
         calls += 1; pt += 120 + 20 * n; ct += 60
