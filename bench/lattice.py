@@ -1,5 +1,5 @@
 """P3 benchmark: the LLM-built LATTICE tree (time, LLM calls, tokens, fallbacks) and LATTICE search speed (seconds,
-LLM calls and tokens per query at the default budget) on a SciFact slice, with the configured LLM.
+LLM calls and tokens per query at the default budget, and nDCG@10 on those queries) on a SciFact slice, with the configured LLM.
 
     python bench/lattice.py build  --out stores/p3/tree_scifact1k_topdown_llm.json [--docs 1000] [--slice-queries 100]
                                    [--doc-summarizer extractive|llm] [--partition-tokens N] [--strategy top-down] [--llm-depth D]
@@ -60,15 +60,19 @@ def search(args):
     r = LatticeRetriever(args.tree, scorer=args.scorer, relevance="scifact", progress=False,
                          **({"token_budget": args.budget} if args.budget is not None else {}))
     print(f"LATTICE search: {r!r}, budget {r.token_budget} prompt tokens/query, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    lat = []
+    lat, run = [], {}
     for q in list(sl.queries)[: args.queries]:
-        t0 = time.perf_counter(); r.search({q: sl.queries[q]}, k=10); lat.append(time.perf_counter() - t0)
+        t0 = time.perf_counter(); run |= r.search({q: sl.queries[q]}, k=100); lat.append(time.perf_counter() - t0)
         st = r.query_stats[q]
         print(f"  query {q}: {lat[-1]:6.1f} s, {st['calls']} calls ({st['cache_hits']} cached), {st['prompt_tokens']:,} prompt + "
               f"{st['completion_tokens']:,} completion tokens, {st['iterations']} iterations, {st['leaves_scored']} leaves scored", flush=True)
     qs = list(r.query_stats.values())
     print(f"latency p50 {statistics.median(lat):.1f} s, mean {np.mean(lat):.1f} s, max {max(lat):.1f} s per query; "
           f"{np.mean([s['calls'] for s in qs]):.1f} calls, {np.mean([s['prompt_tokens'] for s in qs]):,.0f} prompt tokens per query")
+    from finrag.retrieval import evaluate
+    m = evaluate(run, {q: sl.qrels[q] for q in run}, k=(10,), recall_k=(100,))
+    print(f"quality on these {len(run)} queries: nDCG@10 {m['ndcg@10']:.4f}, recall@100 {m['recall@100']:.4f} (leaves reached per query: "
+          f"{[s['leaves_scored'] for s in qs]})")
 
 
 def main():
