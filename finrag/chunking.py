@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_chunking.ipynb #8072dd9a
 from __future__ import annotations
-import re
+import math, re
 from dataclasses import dataclass, asdict
 from functools import lru_cache
 from pathlib import Path
@@ -134,4 +134,4 @@ CHARS_PER_TOKEN = 3.0   # conservative characters per LLM token (BPE) for budget
 
 def estimate_tokens(text:str, chars_per_token:float=CHARS_PER_TOKEN) -> int:
     "About how many LLM tokens `text` is: ceil(characters / `chars_per_token`); 0 for an empty text."
-    return -(-len(text) // chars_per_token) if text else 0
+    return math.ceil(len(text) / chars_per_token)

@@ -34,7 +34,8 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
                 cache_dir=None,      # bi-encoder vector cache (see `corpus_embeddings`)
                 dense_corpus:dict|None=None, # the bi-encoder's documents (e.g. the raw text, not pre-retrieved); None = `corpus`
-                field:str="scorer"): # the option an unknown name is reported under (e.g. 'stage2')
+                field:str="scorer",  # the option an unknown name is reported under (e.g. 'stage2')
+                llm=None):           # the LLM judge's client; None = `get_llm()`
     "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder."
     n = str(name).strip()
     def emb():
@@ -44,7 +45,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
     if n == "maxsim": return MaxSimScorer(emb())
-    if n == "llm": return LLMYesNoScorer()
+    if n == "llm": return LLMYesNoScorer(llm, max_doc_tokens=STAGE2_SETTINGS["llm-yesno"]["max_doc_tokens"])
     if n == "ce" or n.startswith("ce:"):
         path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
         if n == "ce" and not Path(path).is_dir():
@@ -60,7 +61,7 @@ DEFAULT_STAGE2 = None          # stage 1 alone: no stage 2 / fusion / adaptive v
 DEFAULT_FUSION = "interp"      # when a stage 2 is on: fused with stage 1 (MaxSim alone lost to stage 1 on every dev half)
 DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on the worst dev half of the grid
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
-STAGE2_SETTINGS = {"llm-yesno": {"pool": 10, "weight": 0.3}}  # per stage-2 scorer: the LLM judge reads stage 1's best 10, fused at 0.3 (p2_financerag LLM section)
+STAGE2_SETTINGS = {"llm-yesno": {"pool": 10, "weight": 0.3, "max_doc_tokens": 128}}  # per stage-2 scorer: the LLM judge reads stage 1's best 10 cut to 128 tokens, fused at 0.3 (p2_financerag LLM section)
 
 def default_stage2() -> str:
     "The stage-2 scorer that `stage2='auto'` means: `DEFAULT_STAGE2` (None: stage 1 alone, by the development-half rule)."
@@ -97,8 +98,8 @@ class HierarchicalRetriever:
         if stage2 == "auto": stage2 = default_stage2()
         with self.timings("build"):
             # per retriever (nbs/experiments/p2_financerag ablation): BM25 scores the pre-retrieved text, the bi-encoder the raw text
-            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1") if isinstance(stage1, str) else stage1
-            self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2") if isinstance(stage2, str) else stage2) if stage2 else None
+            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1", llm=llm) if isinstance(stage1, str) else stage1
+            self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm) if isinstance(stage2, str) else stage2) if stage2 else None
         own = STAGE2_SETTINGS.get(getattr(self.stage2, "name", None), {})
         pool = own.get("pool") if stage2_pool is None else stage2_pool
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k, pool)] if self.stage2 else [])

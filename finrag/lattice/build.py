@@ -323,7 +323,7 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
                progress:bool=True,          # tqdm progress bars
                doc_summarizer:str|None=None,# document (leaf) summaries: 'llm' | 'extractive'; None = `summarizer`
                partition_tokens:int|None=None, # prompt + answer tokens of one LLM partition call (fewer, coarser items); None = the context
-               llm_depth:int|None=None      # top-down: the LLM partitions and summarises only nodes above this depth (root = 0); None = every level
+               llm_depth:int|None=None      # top-down and hybrid: the LLM partitions and summarises only nodes above this depth (root = 0); None = every level; bottom-up ignores it
               ) -> SemanticTree:
     "Build the LATTICE semantic tree over the corpus; `InputError` on bad options or an empty corpus, `LLMError` if the LLM server fails."
     if strategy not in STRATEGIES: raise InputError(f"strategy must be one of {STRATEGIES}, got {strategy!r}", field="strategy")
@@ -390,7 +390,8 @@ def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or
                 calls += nodes; pt += nodes * (250 + 26 * shown); ct += nodes * (5 * shown + 80 * M)
                 level, size = level + 1, size / M
         if summarizer == "llm":
-            n_sum = 1 if llm_parts else (above + leaf_parents if llm_depth is None else min(above + leaf_parents, sum(M ** d for d in range(llm_depth))))
+            capped = llm_depth is not None and strategy != "bottom-up"      # llm_depth bounds the top-down levels only
+            n_sum = 1 if llm_parts else (min(above + leaf_parents, sum(M ** d for d in range(llm_depth))) if capped else above + leaf_parents)
             calls += n_sum; pt += n_sum * (120 + 20 * M); ct += 60 * n_sum
     elif summarizer == "llm":
         calls += 1; pt += 120 + 20 * n; ct += 60
