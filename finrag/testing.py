@@ -138,7 +138,8 @@ class FakeLLMServer:
 # %% ../nbs/07_testing.ipynb #64a29b4f
 class ScriptedJSONLLM:
     """In-process stand-in for `LLMClient.json`/`.chat`: `answer(prompt)` -> reply text (parsed like the client), a JSON
-    value, `(text, data)` or an exception (raised); `logprob(prompt)` -> one log-probability per reply character.
+    value, `(text, data)` or an exception (raised); `logprob(prompt)` -> the log-probability of each reply character
+    (a 'token'), sent in the client's format `[token, logprob, [[token, logprob]]]` when the call asks for `logprobs`.
     Records `prompts`, `requests` and `stats` (calls, failures, parse failures)."""
     def __init__(self, answer, logprob=None):
         from finrag.llm import LLMStats
@@ -147,18 +148,19 @@ class ScriptedJSONLLM:
     def chat(self, messages, *, json_schema=None, **kw):
         from finrag.llm import LLMResponse, parse_json_loose
         p = messages[-1]["content"]; self.prompts.append(p); self.stats.calls += 1
+        if not kw.pop("_from_json", False): self.requests.append(dict(schema=json_schema, **kw))
         out = self.answer(p)
         if isinstance(out, BaseException): self.stats.failures += 1; raise out
         if isinstance(out, tuple): text, data = out
         else: text = out if isinstance(out, str) else json.dumps(out); data = parse_json_loose(text) if json_schema is not None else None
         self.stats.parse_failures += json_schema is not None and data is None
         r = LLMResponse(text=text, model="fake", prompt_tokens=len(p) // 4, completion_tokens=len(text) // 4, latency_s=0.0, cached=False, data=data)
-        if self.logprob is not None: r.logprobs = [(ch, self.logprob(p)) for ch in text]
+        if self.logprob is not None and kw.get("logprobs"): r.logprobs = [[ch, self.logprob(p), [[ch, self.logprob(p)]]] for ch in text]
         return r
 
     def json(self, messages, schema=None, **kw):
         self.requests.append(dict(schema=schema, **kw))
-        return self.chat(messages, json_schema=schema or {"type": "object"}, **kw)
+        return self.chat(messages, json_schema=schema or {"type": "object"}, _from_json=True, **kw)
 
 # %% ../nbs/07_testing.ipynb #e0895a22
 def _serve(mode:str, port:int=0, drip_s:float=2.0):
