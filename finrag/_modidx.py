@@ -15,7 +15,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'finrag.chunking.chunk_news': ('chunking.html#chunk_news', 'finrag/chunking.py'),
                                  'finrag.chunking.embedder_tokenizer': ('chunking.html#embedder_tokenizer', 'finrag/chunking.py'),
                                  'finrag.chunking.embedder_window': ('chunking.html#embedder_window', 'finrag/chunking.py'),
-                                 'finrag.chunking.estimate_tokens': ('chunking.html#estimate_tokens', 'finrag/chunking.py'),
                                  'finrag.chunking.news_document': ('chunking.html#news_document', 'finrag/chunking.py'),
                                  'finrag.chunking.split_sentences': ('chunking.html#split_sentences', 'finrag/chunking.py')},
             'finrag.cli': { 'finrag.cli._root': ('cli.html#_root', 'finrag/cli.py'),

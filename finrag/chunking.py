@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_chunking.ipynb #8072dd9a
 from __future__ import annotations
-import math, re
+import re
 from dataclasses import dataclass, asdict
 from functools import lru_cache
 from pathlib import Path
@@ -14,7 +14,7 @@ from .config import get_settings
 
 # %% auto #0
 __all__ = ['CHARS_PER_TOKEN', 'Chunk', 'FastTokenizer', 'embedder_tokenizer', 'embedder_window', 'Chunker', 'news_document',
-           'chunk_news', 'split_sentences', 'estimate_tokens']
+           'chunk_news', 'split_sentences']
 
 # %% ../nbs/05_chunking.ipynb #202f0445
 @dataclass
@@ -131,7 +131,3 @@ def split_sentences(text:str) -> list[str]:
 
 # %% ../nbs/05_chunking.ipynb #a1c0de05
 CHARS_PER_TOKEN = 3.0   # conservative characters per LLM token (BPE) for budgeting prompts without the tokenizer
-
-def estimate_tokens(text:str, chars_per_token:float=CHARS_PER_TOKEN) -> int:
-    "About how many LLM tokens `text` is: ceil(characters / `chars_per_token`); 0 for an empty text."
-    return math.ceil(len(text) / chars_per_token)

@@ -251,6 +251,7 @@ class Cascade:
             keep = dk if keep is None else int(keep)
             if keep < 1: raise InputError(f"keep must be a positive number of documents, got {keep}", field="keep")
             if pool is not None and int(pool) < 1: raise InputError(f"pool must be a positive number of documents, got {pool}", field="pool")
+            if pool is not None and not self.stages: raise InputError("the first stage scores every candidate: a pool is for later stages", field="pool")
             if not isinstance(sc, Scorer): raise InputError(f"{sc!r} is not a scorer (needs .name and .score)", field="stages")
             self.stages.append((sc, keep, None if pool is None else int(pool)))
         self.corpus, self.fusion, self.weight, self.rrf_k = corpus, fusion, weight, rrf_k
