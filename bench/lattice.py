@@ -3,14 +3,22 @@ LLM calls and tokens per query at the default budget, and nDCG@10 on those queri
 
     python bench/lattice.py build  --out stores/p3/tree_scifact1k_topdown_llm.json [--docs 1000] [--slice-queries 100]
                                    [--doc-summarizer extractive|llm] [--partition-tokens N] [--strategy top-down] [--llm-depth D]
+                                   [--partitioner llm|kmeans]
     python bench/lattice.py search --tree stores/p3/tree_scifact1k_topdown_llm.json [--queries 5] [--scorer pointwise]
+    python bench/lattice.py route  --tree stores/p3/tree_scifact1k_topdown_llm.json [--queries 6] [--scorer pointwise|embedding]
+                                   [--desc summary|titles|central]
 
 The slice: the gold abstracts of the first `--slice-queries` judged SciFact train queries plus seeded random
 distractors, `--docs` in all (the same slice as nbs/experiments/p3_lattice.ipynb). `build` prints the up-front estimate
 (`estimate_build`), shows progress, and writes the tree with its build statistics; LLM answers are cached on disk
 (finrag.llm), so an interrupted build resumes: rerun the same command and the finished calls are cache hits (the
 summary prints how many). Point the LLM at a server with FINRAG_LLM_BASE_URL / FINRAG_LLM_MODEL (e.g. the 0.5B tier
-on one thread). `search` prints per-query latency, calls and tokens; cached calls cost ~nothing, so the latency of
+on one thread). `route` walks from the root to each gold abstract of the first `--queries` queries and scores every
+slate on that path as the search would (same scorer, same slate descriptions): the share of slates where the gold
+branch is ranked first / within the beam (ties count for the gold branch), per depth, against a random choice — where
+the routing goes wrong, independent of the budget. `--desc` shows internal nodes differently (member titles, or
+their most central member document) to test whether the scorer routes better on other descriptions.
+`search` prints per-query latency, calls and tokens; cached calls cost ~nothing, so the latency of
 a rerun is not a benchmark (the cache hits are printed). Numbers are printed, never asserted.
 """
 import argparse, os, statistics, sys, time
@@ -34,7 +42,7 @@ def build(args):
     from finrag.lattice.build import build_tree, estimate_build
     sl = scifact_slice(args.data_root, args.docs, args.slice_queries)
     llm = LLMClient(timeout=args.timeout)   # FINRAG_LLM_BASE_URL / FINRAG_LLM_MODEL, else the local tier
-    kw = dict(strategy=args.strategy, summarizer="llm", doc_summarizer=args.doc_summarizer, partitioner="llm",
+    kw = dict(strategy=args.strategy, summarizer="llm", doc_summarizer=args.doc_summarizer, partitioner=args.partitioner,
               branching=args.branching, max_leaf_docs=args.branching, partition_tokens=args.partition_tokens,
               llm_depth=args.llm_depth)
     est = estimate_build(sl.corpus, **kw, model=llm.model)
@@ -75,10 +83,65 @@ def search(args):
           f"{[s['leaves_scored'] for s in qs]})")
 
 
+def route(args):
+    from finrag.lattice.search import LatticeRetriever
+    sl = scifact_slice(args.data_root, args.docs, args.slice_queries)
+    r = LatticeRetriever(args.tree, scorer=args.scorer, relevance="scifact", progress=False)
+    root = r.tree.root
+    parent, stack = {}, [root]
+    while stack:
+        n = stack.pop()
+        for c in n.children: parent[id(c)] = n; stack.append(c)
+    leaf = {n.doc_id: n for n in root.leaves()}
+    from finrag.lattice.scorers import slate_descriptions
+    describe = lambda nodes: slate_descriptions(nodes, getattr(r.scorer, "slate_tokens", None))
+    if args.desc == "titles":   # an internal node shown as its topic and member titles (one per child, round-robin), not its summary
+        def titles(n, k=4):
+            heads = [c.leaves() if not c.is_leaf else [c] for c in n.children]
+            out = [h[i].summary["short"] for i in range(max(map(len, heads))) for h in heads if i < len(h) and h[i].summary]
+            return f"{n.summary['topic']}: " + "; ".join(out[:k]) if n.summary else n.desc
+        base = describe
+        describe = lambda nodes: [titles(n) if not n.is_leaf else d for n, d in zip(nodes, base(nodes))]
+    central_leaf = {}
+    if args.desc == "central":  # an internal node shown as its most central member document (nearest its leaves' mean embedding)
+        from finrag.models import get_embedder
+        from finrag.relevance import truncate_tokens
+        leaves = root.leaves(); emb = get_embedder()
+        vec = dict(zip([l.doc_id for l in leaves], np.asarray(emb.encode([l.desc for l in leaves]), dtype=np.float32)))
+        def central(n):
+            if id(n) not in central_leaf:
+                ls = n.leaves(); m = np.stack([vec[l.doc_id] for l in ls]); c = m.mean(0)
+                central_leaf[id(n)] = ls[int(np.argmax(m @ c))]
+            return central_leaf[id(n)]
+        budget = getattr(r.scorer, "slate_tokens", None) or 1600
+        describe = lambda nodes: [truncate_tokens((central(n) if not n.is_leaf else n).desc, budget // max(1, len(nodes))) for n in nodes]
+    per_depth, whole, calls = {}, [], 0
+    print(f"gold-path routing: {r.tree.stats.get('strategy', '?')} tree {args.tree}, scorer {args.scorer}, beam {r.beam}")
+    for q in list(sl.queries)[: args.queries]:
+        for d in [d for d, g in sl.qrels[q].items() if g > 0 and d in leaf]:
+            path, n = [], leaf[d]
+            while id(n) in parent: path.append((parent[id(n)], n)); n = parent[id(n)]
+            ok, ranks = True, []
+            for depth, (p, child) in enumerate(reversed(path)):
+                s = r.scorer(sl.queries[q], describe(p.children), args.desc == "central" or all(c.is_leaf for c in p.children))
+                calls += getattr(s, "calls", 0)
+                sc = [-1.0 if x is None else x for x in s.scores]
+                rank = 1 + sum(x > sc[p.children.index(child)] for x in sc)
+                per_depth.setdefault(depth, []).append((rank, len(sc))); ranks.append(f"{rank}/{len(sc)}")
+                ok &= rank <= r.beam
+            whole.append(ok)
+            print(f"  query {q} gold {d}: rank of the gold branch along the path {' '.join(ranks)}", flush=True)
+    for k in sorted(per_depth):
+        v = per_depth[k]
+        print(f"  depth {k}: {len(v)} slates of {np.mean([n for _, n in v]):.1f} items; gold first {np.mean([rk == 1 for rk, _ in v]):.2f}, "
+              f"within beam {np.mean([rk <= r.beam for rk, _ in v]):.2f}, random first {np.mean([1 / n for _, n in v]):.2f}")
+    print(f"gold path kept within the beam at every depth: {np.mean(whole):.2f} of {len(whole)} gold abstracts; {calls} LLM calls")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("build", "search"):
+    for name in ("build", "search", "route"):
         p = sub.add_parser(name)
         p.add_argument("--data-root", default=None, help="data root holding beir_scifact/ (default: ../shared/data)"); p.add_argument("--docs", type=int, default=1000)
         p.add_argument("--slice-queries", type=int, default=100)
@@ -86,13 +149,15 @@ def main():
             p.add_argument("--out", required=True); p.add_argument("--strategy", default="top-down")
             p.add_argument("--doc-summarizer", default="extractive"); p.add_argument("--partition-tokens", type=int, default=None)
             p.add_argument("--branching", type=int, default=10)
+            p.add_argument("--partitioner", default="llm", help="top-down splits: llm (the paper) | kmeans (LLM summaries of k-means clusters)")
             p.add_argument("--llm-depth", type=int, default=None, help="LLM partitions/summaries only above this depth (root = 0); default every level")
             p.add_argument("--timeout", type=float, default=900, help="seconds per LLM call (a loaded CPU reads ~10 tokens/s)")
         else:
             p.add_argument("--tree", required=True); p.add_argument("--queries", type=int, default=5)
             p.add_argument("--scorer", default="pointwise"); p.add_argument("--budget", type=int, default=None)
+            p.add_argument("--desc", default="summary", help="route: internal nodes shown by their summary (as the search does), 'titles' (topic + member titles) or 'central' (their most central member document, judged as a document)")
     args = ap.parse_args()
-    return {"build": build, "search": search}[args.cmd](args)
+    return {"build": build, "search": search, "route": route}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ def _p3_lattice(out):
     fb = r["financebench"]
     assert fb["n_queries"] == 1 and "lattice++ pointwise" in fb["main"], fb
 def _p2_financerag(out):
-    # quick overrides: the made-up BEIR sample (data/sample/beir_sample), 6 queries per half, judged docs + 12 others, no LLM
+    # quick overrides: the made-up BEIR sample (data/sample/beir_sample), 6 queries per half, judged docs + 12 others,
+    # the LLM stage 2 on 2 queries with the tiny tier (both document cuts), no answers
     r = out["p2_quick.json"]
     methods = ["bm25", "dense", "bm25 + pre", "dense + pre", "bm25 (default)", "dense (default)", "stage 1", "stage 2", "fused"]
     assert list(r["ndcg@20"])[:9] == methods and set(list(r["ndcg@20"])[9:]) <= {"adaptive"}, list(r["ndcg@20"])
@@ -47,7 +48,14 @@ def _p2_financerag(out):
     dev = c["dev_fusion_ndcg@20"]
     if any(dev[f]["min diff vs stage 1"] >= 0 for f in r["params"]["fusions"]): assert dev[c["fusion"]]["min diff vs stage 1"] >= 0, dev
     assert len(r["ablation_dev_ndcg@20"]) == 2 * (2 + 2 * 6), sorted(r["ablation_dev_ndcg@20"])   # bm25/dense x (none, all, only/all but 6 steps)
-    assert r["llm_rerank"] == {} and r["answers"] == {}, "the quick run calls no LLM"
+    assert set(r["llm_rerank"]) == {"head", "query"} and r["answers"] == {}, list(r["llm_rerank"])
+    for cut, res in r["llm_rerank"].items():
+        x = res["beir_sample"]
+        assert x["queries"] == 2 and x["per_query"]["calls"] + x["per_query"]["cache_hits"] >= 1, x
+        assert {"stage 1", "llm", "rrf(stage 1, llm)", "interp 0.3", "adaptive<0.2"} <= set(x["ndcg@10"]), x["ndcg@10"]
+        assert all(0.0 <= v <= 1.0 for v in x["ndcg@10"].values()) and x["adaptive_weight"] in (0.1, 0.2, 0.3, 0.5), x
+    ch = r["llm_stage2_choice"]
+    assert ch is None or (ch["cut"] in ("head", "query") and ch["variant"] != "stage 1"), ch
     assert {"stage1_ms", "stage2_ms"} <= set(r["timings"]["beir_sample"]), r["timings"]
 def _p1_eval(out):
     # quick overrides: the made-up news sample, 4 questions (1 direct, 3 relational), one answered by the tiny LLM tier

@@ -19,8 +19,8 @@ from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_c
 # %% auto #0
 __all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'STAGE2_CANDIDATE', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_WEIGHT',
            'DEFAULT_PRERETRIEVAL', 'STAGE2_SETTINGS', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer',
-           'default_stage2', 'HierarchicalRetriever', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match',
-           'judge_answer']
+           'default_stage2', 'RawTextScorer', 'HierarchicalRetriever', 'Answer', 'answer_question', 'numeric_answer',
+           'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
@@ -45,7 +45,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
     if n == "maxsim": return MaxSimScorer(emb())
-    if n == "llm": return LLMYesNoScorer(llm, max_doc_tokens=STAGE2_SETTINGS["llm-yesno"]["max_doc_tokens"])
+    if n == "llm": return LLMYesNoScorer(llm, max_doc_tokens=STAGE2_SETTINGS["llm-yesno"]["max_doc_tokens"], cut=STAGE2_SETTINGS["llm-yesno"]["cut"])
     if n == "ce" or n.startswith("ce:"):
         path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
         if n == "ce" and not Path(path).is_dir():
@@ -61,11 +61,22 @@ DEFAULT_STAGE2 = None          # stage 1 alone: no stage 2 / fusion / adaptive v
 DEFAULT_FUSION = "interp"      # when a stage 2 is on: fused with stage 1 (MaxSim alone lost to stage 1 on every dev half)
 DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on the worst dev half of the grid
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
-STAGE2_SETTINGS = {"llm-yesno": {"pool": 10, "weight": 0.3, "max_doc_tokens": 128}}  # per stage-2 scorer: the LLM judge reads stage 1's best 10 cut to 128 tokens, fused at 0.3 (p2_financerag LLM section)
+# per stage-2 scorer (p2_financerag, section "The LLM as stage 2"): the LLM judge reads stage 1's best 10, each cut to
+# ~128 tokens around the query (cut 'query'), as raw text (not the pre-retrieved one: as measured), fused at weight 0.3
+STAGE2_SETTINGS = {"llm-yesno": {"pool": 10, "weight": 0.3, "max_doc_tokens": 128, "cut": "query", "raw": True}}
 
 def default_stage2() -> str:
     "The stage-2 scorer that `stage2='auto'` means: `DEFAULT_STAGE2` (None: stage 1 alone, by the development-half rule)."
     return DEFAULT_STAGE2
+
+class RawTextScorer:
+    "A stage-2 scorer that reads the raw query and documents (`texts`: doc id → raw text) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query`."
+    def __init__(self, scorer, texts:dict):
+        self.scorer, self.texts, self.query, self.name = scorer, texts, None, scorer.name
+        self.llm = getattr(scorer, "llm", None)
+    def score(self, query:str, docs:list, ids:list|None=None):
+        raw = docs if ids is None else [self.texts.get(i, d) for i, d in zip(ids, docs)]
+        return self.scorer.score(self.query or query, raw, ids)
 
 def _llm_of(scorer):
     "The `LLMClient` a scorer calls (LLM judges), else None."
@@ -84,6 +95,7 @@ class HierarchicalRetriever:
                  weight:float|None=None,        # interp: weight of stage 2; None = `DEFAULT_WEIGHT`
                  adaptive:float|None=None,      # call stage 2 only where stage 1's margin is below this (see `Cascade`)
                  stage2_pool:int|None=None,     # stage 2 scores only stage 1's best this many; None = `STAGE2_SETTINGS` of the scorer, else all
+                 stage2_raw:bool|None=None,     # stage 2 reads the raw query and documents (`RawTextScorer`); None = `STAGE2_SETTINGS` of the scorer, else the pre-retrieved ones
                  embedder=None, cache_dir=None, llm=None):
         if not corpus: raise InputError("the corpus is empty", field="corpus")
         h = get_settings().hierarchical
@@ -101,6 +113,8 @@ class HierarchicalRetriever:
             self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1", llm=llm) if isinstance(stage1, str) else stage1
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm) if isinstance(stage2, str) else stage2) if stage2 else None
         own = STAGE2_SETTINGS.get(getattr(self.stage2, "name", None), {})
+        if self.stage2 is not None and self.pre is not None and (own.get("raw", False) if stage2_raw is None else stage2_raw):
+            self.stage2 = RawTextScorer(self.stage2, {i: doc_text(d) for i, d in corpus.items()})
         pool = own.get("pool") if stage2_pool is None else stage2_pool
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k, pool)] if self.stage2 else [])
         weight = own.get("weight", DEFAULT_WEIGHT) if weight is None else weight
@@ -129,6 +143,7 @@ def rank(self:HierarchicalRetriever, query:str, excluded=()) -> list:
     before = [asdict(l.stats) for l in llms]
     with self.timings("preretrieval.query"): q = self.query(query)
     ex = set(excluded or ())
+    if isinstance(self.stage2, RawTextScorer): self.stage2.query = query
     r = self.cascade.rank(q, {d: self.texts[d] for d in self.corpus if d not in ex})
     self.n_queries += 1
     if llms:

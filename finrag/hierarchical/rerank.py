@@ -182,19 +182,20 @@ class LLMYesNoScorer:
     def __init__(self,
                  llm=None,                       # a `finrag.llm.LLMClient`; None = `get_llm()`
                  instruction:str=DEFAULT_INSTRUCTION, # the <Instruct> line
-                 max_doc_tokens:int=200,         # documents are cut to about this many tokens (`finrag.relevance.truncate_tokens`)
-                 top_logprobs:int=20):
+                 max_doc_tokens:int=200,         # documents are cut to about this many tokens
+                 top_logprobs:int=20,
+                 cut:str="head"):                # 'head' (the beginning) | 'query' (the units nearest the query): `finrag.relevance.cut_document`
         llm = default_llm(llm)
-        self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs = llm, instruction, max_doc_tokens, top_logprobs
+        self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs, self.cut = llm, instruction, max_doc_tokens, top_logprobs, cut
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
     def messages(self, query:str, doc:str) -> list:
         "The chat messages for one pair: instruction and query first (a prefix shared by every document of the query), the cut document last."
-        return relevance_messages(query, doc, self.instruction, self.max_doc_tokens)
+        return relevance_messages(query, doc, self.instruction, self.max_doc_tokens, self.cut)
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
         "(len(docs),) P(yes) in [0, 1]; `counts` records how each was decided."
-        return np.array([relevance(query, d, self.llm, instruction=self.instruction, max_doc_tokens=self.max_doc_tokens,
+        return np.array([relevance(query, d, self.llm, instruction=self.instruction, max_doc_tokens=self.max_doc_tokens, cut=self.cut,
                                    top_logprobs=self.top_logprobs, counts=self.counts) for d in docs], dtype=np.float32)
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #ffdafe17
