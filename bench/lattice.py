@@ -6,7 +6,7 @@ LLM calls and tokens per query at the default budget, and nDCG@10 on those queri
                                    [--partitioner llm|kmeans]
     python bench/lattice.py search --tree stores/p3/tree_scifact1k_topdown_llm.json [--queries 5] [--scorer pointwise]
     python bench/lattice.py route  --tree stores/p3/tree_scifact1k_topdown_llm.json [--queries 6] [--scorer pointwise|embedding]
-                                   [--desc summary|titles|central]
+                                   [--desc summary|titles|central] [--json results/p3_routing.json]
 
 The slice: the gold abstracts of the first `--slice-queries` judged SciFact train queries plus seeded random
 distractors, `--docs` in all (the same slice as nbs/experiments/p3_lattice.ipynb). `build` prints the up-front estimate
@@ -136,6 +136,17 @@ def route(args):
         print(f"  depth {k}: {len(v)} slates of {np.mean([n for _, n in v]):.1f} items; gold first {np.mean([rk == 1 for rk, _ in v]):.2f}, "
               f"within beam {np.mean([rk <= r.beam for rk, _ in v]):.2f}, random first {np.mean([1 / n for _, n in v]):.2f}")
     print(f"gold path kept within the beam at every depth: {np.mean(whole):.2f} of {len(whole)} gold abstracts; {calls} LLM calls")
+    if args.json:   # one entry per (tree, scorer, desc) in a shared results file
+        import json
+        from pathlib import Path
+        out = Path(args.json); res = json.loads(out.read_text()) if out.exists() else {}
+        res[f"{Path(args.tree).stem} | {args.scorer} | {args.desc}"] = {
+            "tree": Path(args.tree).name, "scorer": args.scorer, "desc": args.desc, "beam": r.beam, "queries": args.queries,
+            "gold_abstracts": len(whole), "kept_at_every_depth": float(np.mean(whole)), "llm_calls": calls,
+            "depth": {str(k): {"slates": len(v), "items": float(np.mean([n for _, n in v])), "first": float(np.mean([rk == 1 for rk, _ in v])),
+                               "within_beam": float(np.mean([rk <= r.beam for rk, _ in v])), "random_within_beam": float(np.mean([min(1.0, r.beam / n) for _, n in v]))}
+                      for k, v in sorted(per_depth.items())}}
+        out.write_text(json.dumps(res, indent=1)); print(f"wrote {out}")
 
 
 def main():
@@ -155,6 +166,7 @@ def main():
         else:
             p.add_argument("--tree", required=True); p.add_argument("--queries", type=int, default=5)
             p.add_argument("--scorer", default="pointwise"); p.add_argument("--budget", type=int, default=None)
+            p.add_argument("--json", default=None, help="route: add the result to this JSON file (e.g. results/p3_routing.json)")
             p.add_argument("--desc", default="summary", help="route: internal nodes shown by their summary (as the search does), 'titles' (topic + member titles) or 'central' (their most central member document, judged as a document)")
     args = ap.parse_args()
     return {"build": build, "search": search, "route": route}[args.cmd](args)
