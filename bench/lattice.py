@@ -14,10 +14,11 @@ distractors, `--docs` in all (the same slice as nbs/experiments/p3_lattice.ipynb
 (finrag.llm), so an interrupted build resumes: rerun the same command and the finished calls are cache hits (the
 summary prints how many). Point the LLM at a server with FINRAG_LLM_BASE_URL / FINRAG_LLM_MODEL (e.g. the 0.5B tier
 on one thread). `route` walks from the root to each gold abstract of the first `--queries` queries and scores every
-slate on that path as the search would (same scorer, same slate descriptions): the share of slates where the gold
+slate on that path as the search would (same scorer, same slate descriptions, but without the reference leaves the
+search adds for calibration): the share of slates where the gold
 branch is ranked first / within the beam (ties count for the gold branch), per depth, against a random choice — where
-the routing goes wrong, independent of the budget. `--desc` shows internal nodes differently (member titles, or
-their most central member document) to test whether the scorer routes better on other descriptions.
+the routing goes wrong, independent of the budget. `--desc` shows internal nodes differently (up to 4 member titles,
+one per child round-robin, or their most central member document) to test whether the scorer routes better on other descriptions.
 `search` prints per-query latency, calls and tokens; cached calls cost ~nothing, so the latency of
 a rerun is not a benchmark (the cache hits are printed). Numbers are printed, never asserted.
 """
@@ -160,14 +161,16 @@ def main():
             p.add_argument("--out", required=True); p.add_argument("--strategy", default="top-down")
             p.add_argument("--doc-summarizer", default="extractive"); p.add_argument("--partition-tokens", type=int, default=None)
             p.add_argument("--branching", type=int, default=10)
-            p.add_argument("--partitioner", default="llm", help="top-down splits: llm (the paper) | kmeans (LLM summaries of k-means clusters)")
+            p.add_argument("--partitioner", default="llm", choices=["llm", "kmeans"], help="top-down splits: llm (the paper) | kmeans (LLM summaries of k-means clusters)")
             p.add_argument("--llm-depth", type=int, default=None, help="LLM partitions/summaries only above this depth (root = 0); default every level")
             p.add_argument("--timeout", type=float, default=900, help="seconds per LLM call (a loaded CPU reads ~10 tokens/s)")
         else:
             p.add_argument("--tree", required=True); p.add_argument("--queries", type=int, default=5)
             p.add_argument("--scorer", default="pointwise"); p.add_argument("--budget", type=int, default=None)
-            p.add_argument("--json", default=None, help="route: add the result to this JSON file (e.g. results/p3_routing.json)")
-            p.add_argument("--desc", default="summary", help="route: internal nodes shown by their summary (as the search does), 'titles' (topic + member titles) or 'central' (their most central member document, judged as a document)")
+        if name == "route":
+            p.add_argument("--json", default=None, help="add the result to this JSON file (e.g. results/p3_routing.json)")
+            p.add_argument("--desc", default="summary", choices=["summary", "titles", "central"],
+                           help="internal nodes shown by their summary (as the search does), their topic + up to 4 member titles (one per child, round-robin), or their most central member document (judged as a document)")
     args = ap.parse_args()
     return {"build": build, "search": search, "route": route}[args.cmd](args)
 

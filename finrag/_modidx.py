@@ -548,6 +548,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                                     'finrag/hierarchical/pipeline.py'),
                                               'finrag.hierarchical.pipeline.RawTextScorer': ( 'hierarchical.pipeline.html#rawtextscorer',
                                                                                               'finrag/hierarchical/pipeline.py'),
+                                              'finrag.hierarchical.pipeline.RawTextScorer.__getattr__': ( 'hierarchical.pipeline.html#rawtextscorer.__getattr__',
+                                                                                                          'finrag/hierarchical/pipeline.py'),
                                               'finrag.hierarchical.pipeline.RawTextScorer.__init__': ( 'hierarchical.pipeline.html#rawtextscorer.__init__',
                                                                                                        'finrag/hierarchical/pipeline.py'),
                                               'finrag.hierarchical.pipeline.RawTextScorer.score': ( 'hierarchical.pipeline.html#rawtextscorer.score',

@@ -60,11 +60,14 @@ def truncate_tokens(text:str, max_tokens:int, chars_per_token:float=CHARS_PER_TO
 def focus_text(query:str, text:str, max_tokens:int,
                chars_per_token:float=CHARS_PER_TOKEN,
                keep_first:int=1) -> str:  # leading units always kept (a title, a table's header row)
-    """`text` cut to about `max_tokens` tokens by keeping its units (lines, and the sentences of long lines:
-    `split_sentences`) that match `query` best by BM25 over the document's own units (`finrag.retrieval.BM25Retriever`),
-    in document order; units without a query term follow in document order; left-out stretches show as '…'.
-    A query-focused cut in the spirit of passage-level scoring (BERT MaxP, Dai & Callan 2019) at the cost of one
-    call: a table's matching rows survive where a head cut keeps only its first lines. Returns `text` when it fits."""
+    """`text` cut to about `max_tokens` tokens (the '…' markers are not counted) by keeping its units — its lines and
+    their sentences (`split_sentences`) — that match `query` best by BM25 over the document's own units
+    (`finrag.retrieval.BM25Retriever`), in document order; units without a query term follow in document order;
+    left-out stretches show as '…'. A unit longer than the budget left is skipped whole, even a leading one (a known
+    limit, kept because the P2 measurement was made with it). A query-focused cut in the spirit of passage-level
+    scoring (BERT MaxP, Dai & Callan 2019) at the cost of one call: a table's matching rows survive where a head cut
+    keeps only its first lines. Returns `text` when it fits; `InputError` when `max_tokens` < 1."""
+    if max_tokens < 1: raise InputError(f"max_tokens must be at least 1, got {max_tokens}", field="max_tokens")
     limit = int(max_tokens * chars_per_token)
     if len(text) <= limit: return text
     units = split_sentences(text)

@@ -63,7 +63,7 @@ DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on 
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
 # per stage-2 scorer (p2_financerag, section "The LLM as stage 2"): the LLM judge reads stage 1's best 10, each cut to
 # ~128 tokens around the query (cut 'query'), as raw text (not the pre-retrieved one: as measured), fused at weight 0.2
-# (the one variant above stage 1 on every development set, 20 queries each)
+# (the best-mean variant above stage 1 on every development set, 20 queries each; not checked on held-out queries in the experiment)
 STAGE2_SETTINGS = {"llm-yesno": {"pool": 10, "weight": 0.2, "max_doc_tokens": 128, "cut": "query", "raw": True}}
 
 def default_stage2() -> str:
@@ -71,13 +71,14 @@ def default_stage2() -> str:
     return DEFAULT_STAGE2
 
 class RawTextScorer:
-    "A stage-2 scorer that reads the raw query and documents (`texts`: doc id → raw text) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query`."
+    "A stage-2 scorer that reads the raw query and documents (`texts`: doc id → raw text) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query` for the duration of one ranking."
     def __init__(self, scorer, texts:dict):
         self.scorer, self.texts, self.query, self.name = scorer, texts, None, scorer.name
-        self.llm = getattr(scorer, "llm", None)
+    def __getattr__(self, k): return getattr(self.__dict__["scorer"], k)   # llm, counts, cut … of the wrapped scorer
     def score(self, query:str, docs:list, ids:list|None=None):
+        "(len(docs),) scores of the wrapped scorer for the raw query and the raw texts of `ids` (`docs` where an id is unknown or ids is None); the wrapped scorer gets no ids, so one with its own index scores the texts it is given."
         raw = docs if ids is None else [self.texts.get(i, d) for i, d in zip(ids, docs)]
-        return self.scorer.score(self.query or query, raw, ids)
+        return self.scorer.score(query if self.query is None else self.query, raw)
 
 def _llm_of(scorer):
     "The `LLMClient` a scorer calls (LLM judges), else None."
@@ -115,7 +116,7 @@ class HierarchicalRetriever:
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm) if isinstance(stage2, str) else stage2) if stage2 else None
         own = STAGE2_SETTINGS.get(getattr(self.stage2, "name", None), {})
         if self.stage2 is not None and self.pre is not None and (own.get("raw", False) if stage2_raw is None else stage2_raw):
-            self.stage2 = RawTextScorer(self.stage2, {i: doc_text(d) for i, d in corpus.items()})
+            self.stage2 = RawTextScorer(self.stage2, {i: doc_text(d) for i, d in corpus.items()})   # raw text; self.texts holds the pre-retrieved one
         pool = own.get("pool") if stage2_pool is None else stage2_pool
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k, pool)] if self.stage2 else [])
         weight = own.get("weight", DEFAULT_WEIGHT) if weight is None else weight
@@ -144,8 +145,11 @@ def rank(self:HierarchicalRetriever, query:str, excluded=()) -> list:
     before = [asdict(l.stats) for l in llms]
     with self.timings("preretrieval.query"): q = self.query(query)
     ex = set(excluded or ())
-    if isinstance(self.stage2, RawTextScorer): self.stage2.query = query
-    r = self.cascade.rank(q, {d: self.texts[d] for d in self.corpus if d not in ex})
+    raw = isinstance(self.stage2, RawTextScorer)
+    if raw: self.stage2.query = query
+    try: r = self.cascade.rank(q, {d: self.texts[d] for d in self.corpus if d not in ex})
+    finally:
+        if raw: self.stage2.query = None
     self.n_queries += 1
     if llms:
         from finrag.llm import USAGE_KEYS
