@@ -71,13 +71,13 @@ def default_stage2() -> str:
     return DEFAULT_STAGE2
 
 class RawTextScorer:
-    "A stage-2 scorer that reads the raw query and documents (`texts`: doc id → raw text) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query` for the duration of one ranking."
-    def __init__(self, scorer, texts:dict):
-        self.scorer, self.texts, self.query, self.name = scorer, texts, None, scorer.name
+    "A stage-2 scorer that reads the raw query and documents (`corpus`: the raw doc id → {'title', 'text'}) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query` for the duration of one ranking."
+    def __init__(self, scorer, corpus:dict):
+        self.scorer, self.corpus, self.query, self.name = scorer, corpus, None, scorer.name
     def __getattr__(self, k): return getattr(self.__dict__["scorer"], k)   # llm, counts, cut … of the wrapped scorer
     def score(self, query:str, docs:list, ids:list|None=None):
         "(len(docs),) scores of the wrapped scorer for the raw query and the raw texts of `ids` (`docs` where an id is unknown or ids is None); the wrapped scorer gets no ids, so one with its own index scores the texts it is given."
-        raw = docs if ids is None else [self.texts.get(i, d) for i, d in zip(ids, docs)]
+        raw = docs if ids is None else [doc_text(self.corpus[i]) if i in self.corpus else d for i, d in zip(ids, docs)]
         return self.scorer.score(query if self.query is None else self.query, raw)
 
 def _llm_of(scorer):
@@ -116,7 +116,7 @@ class HierarchicalRetriever:
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm) if isinstance(stage2, str) else stage2) if stage2 else None
         own = STAGE2_SETTINGS.get(getattr(self.stage2, "name", None), {})
         if self.stage2 is not None and self.pre is not None and (own.get("raw", False) if stage2_raw is None else stage2_raw):
-            self.stage2 = RawTextScorer(self.stage2, {i: doc_text(d) for i, d in corpus.items()})   # raw text; self.texts holds the pre-retrieved one
+            self.stage2 = RawTextScorer(self.stage2, corpus)   # the raw corpus; self.texts holds the pre-retrieved text
         pool = own.get("pool") if stage2_pool is None else stage2_pool
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k, pool)] if self.stage2 else [])
         weight = own.get("weight", DEFAULT_WEIGHT) if weight is None else weight
