@@ -153,14 +153,10 @@ def iter_table_rows(path,            # a UTF-8 CSV file with a header row
                     columns,         # column names the header must hold
                     not_found:str    # the `InputError` message when the file does not exist
                    ):
-    "Yield `(row number from 1, {column: value or None})` of a strictly read table; `InputError` on a missing file or column."
+    "Yield `(row number from 1, {column: value})` of a strictly read table (`iter_csv_records`, strict); `InputError` on a missing file, a missing column or a row with the wrong number of fields."
     path = Path(path)
     if not path.exists(): raise InputError(not_found, path=path)
-    with open(path, newline="", encoding="utf-8") as f:
-        rd = csv.DictReader(f)
-        missing = set(columns) - set(rd.fieldnames or [])
-        if missing: raise InputError(f"missing column(s) {sorted(missing)}", path=path)
-        yield from enumerate(rd, 1)
+    yield from iter_csv_records(path, tuple(columns), LoadReport(str(path)), strict=True)
 
 # %% ../nbs/02_data.ipynb #cc0af59c
 FNSPID_COLUMNS = ("Date", "Url", "Text", "Mark")
