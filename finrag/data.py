@@ -130,15 +130,17 @@ def iter_csv_records(path,                 # a CSV file with a header row
                      encoding:str="utf-8",
                      text:str|None=None    # the file's text when already read
                     ):
-    "Yield `(row, {column: value})` for each data row; `InputError` (always raised) on a missing column."
+    """Yield `(row, {column: value})` for each data row; `InputError` (always raised) naming every missing column.
+    `row` is the record's number after the header with blank records counted — a stable position (news ids without
+    a URL derive from it); records whose fields are all empty are skipped as blank."""
     path = Path(path)
     text = read_text(path, encoding) if text is None else text
     rd = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(rd, [])]
         if not header: raise InputError("empty file: no header row", path)
-        for f in required:
-            if f not in header: raise InputError(f"missing column '{f}' (header: {', '.join(header)})", path, field=f)
+        if (missing := [f for f in required if f not in header]):
+            raise InputError(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} (header: {', '.join(header)})", path, field=missing[0])
         for i, row in enumerate(rd, 1):
             if not any(c.strip() for c in row): continue
             report.n_rows += 1
