@@ -1057,6 +1057,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                             'finrag.ner.get_ner': ('ner.html#get_ner', 'finrag/ner.py'),
                             'finrag.ner.gliner_entities': ('ner.html#gliner_entities', 'finrag/ner.py')},
             'finrag.relevance': { 'finrag.relevance.chat_logprobs': ('relevance.html#chat_logprobs', 'finrag/relevance.py'),
+                                  'finrag.relevance.check_cut': ('relevance.html#check_cut', 'finrag/relevance.py'),
                                   'finrag.relevance.cut_document': ('relevance.html#cut_document', 'finrag/relevance.py'),
                                   'finrag.relevance.focus_text': ('relevance.html#focus_text', 'finrag/relevance.py'),
                                   'finrag.relevance.relevance': ('relevance.html#relevance', 'finrag/relevance.py'),

@@ -11,7 +11,7 @@ from .core import InputError
 
 # %% auto #0
 __all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'DOC_CUTS', 'yes_probability', 'chat_logprobs', 'truncate_tokens',
-           'focus_text', 'cut_document', 'relevance_messages', 'relevance']
+           'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'relevance']
 
 # %% ../nbs/04c_relevance.ipynb #71cc35ff
 def yes_probability(top:list,       # [(token, logprob), ...] of the first answer token (may be empty)
@@ -89,11 +89,15 @@ def focus_text(query:str, text:str, max_tokens:int,
 
 DOC_CUTS = ("head", "query")
 
+def check_cut(cut:str) -> str:
+    "`cut` when it is one of `DOC_CUTS`, else `InputError` (field 'cut') naming the choices."
+    if cut not in DOC_CUTS: raise InputError(f"unknown document cut {cut!r}; use one of {', '.join(DOC_CUTS)}", field="cut")
+    return cut
+
 def cut_document(query:str, text:str, max_tokens:int, cut:str="head") -> str:
-    "The document as the judge reads it: its first `max_tokens` tokens ('head', `truncate_tokens`) or its units nearest the query ('query', `focus_text`); `InputError` for another cut."
-    if cut == "head": return truncate_tokens(text, max_tokens)
-    if cut == "query": return focus_text(query, text, max_tokens)
-    raise InputError(f"unknown document cut {cut!r}; use one of {', '.join(DOC_CUTS)}", field="cut")
+    "The document as the judge reads it: its first `max_tokens` tokens ('head', `truncate_tokens`) or its units nearest the query ('query', `focus_text`); `InputError` for another cut (`check_cut`)."
+    if check_cut(cut) == "head": return truncate_tokens(text, max_tokens)
+    return focus_text(query, text, max_tokens)
 
 def relevance_messages(query:str, text:str, instruction:str=RELEVANCE_INSTRUCTION, max_doc_tokens:int=400, cut:str="head") -> list[dict]:
     "Chat messages of one (query, document) judgement: system, instruction and query first (a prefix shared by every document of the query), the document (cut by `cut_document`) last."

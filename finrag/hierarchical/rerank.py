@@ -12,7 +12,7 @@ from fastcore.basics import patch
 from ..core import FinragError, InputError, ModelUnavailableError, Timings, default_embedder, default_llm
 from ..config import get_settings
 from ..data import BeirDataset
-from ..relevance import RELEVANCE_SYSTEM, DOC_CUTS, relevance, relevance_messages
+from ..relevance import RELEVANCE_SYSTEM, check_cut, relevance, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
@@ -185,9 +185,8 @@ class LLMYesNoScorer:
                  max_doc_tokens:int=200,         # documents are cut to about this many tokens
                  top_logprobs:int=20,
                  cut:str="head"):                # 'head' (the beginning) | 'query' (the units nearest the query): `finrag.relevance.cut_document`
-        if cut not in DOC_CUTS: raise InputError(f"unknown document cut {cut!r}; use one of {', '.join(DOC_CUTS)}", field="cut")
         llm = default_llm(llm)
-        self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs, self.cut = llm, instruction, max_doc_tokens, top_logprobs, cut
+        self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs, self.cut = llm, instruction, max_doc_tokens, top_logprobs, check_cut(cut)
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
     def messages(self, query:str, doc:str) -> list:
