@@ -185,8 +185,9 @@ class LLMYesNoScorer:
                  max_doc_tokens:int=200,         # documents are cut to about this many tokens
                  top_logprobs:int=20,
                  cut:str="head"):                # 'head' (the beginning) | 'query' (the units nearest the query): `finrag.relevance.cut_document`
+        cut = check_cut(cut)          # before `default_llm`: a bad cut fails without starting a server
         llm = default_llm(llm)
-        self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs, self.cut = llm, instruction, max_doc_tokens, top_logprobs, check_cut(cut)
+        self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs, self.cut = llm, instruction, max_doc_tokens, top_logprobs, cut
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
     def messages(self, query:str, doc:str) -> list:
