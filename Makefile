@@ -6,6 +6,8 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export TOKENIZERS_PARALLELISM ?= false
+# the data root of the experiments and lessons (finrag.download.data_root): ../shared/data where it exists, else finrag's default
+export FINRAG_DATA_ROOT ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data))
 
 .PHONY: demo test install dev export clean-nbs bench help lab docs notebooks test-fresh lint check hooks
 

@@ -15,7 +15,7 @@ from .report import (enrichment_table, format_comparison, format_contexts, forma
 
 # %% auto #0
 __all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'lattice_app', 'data_app', 'main', 'enrich', 'ingest',
-           'store_check', 'ask', 'demo', 'reproduce', 'answer', 'lattice_build', 'data_beir']
+           'store_check', 'ask', 'demo', 'reproduce', 'answer', 'lattice_build', 'data_beir', 'data_list', 'data_get']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 # typer >= 0.2x prints a stray `<bool>` type beside every flag in --help; a flag takes no value, so show none
@@ -232,13 +232,13 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
 
 # %% ../nbs/90_cli.ipynb #6f7d73cf
-data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Convert the development datasets to BEIR folders.")
+data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="The public datasets: list them, fetch them into the data root, convert them to BEIR folders.")
 app.add_typer(data_app, name="data")
 
 @data_app.command("beir")
 def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact | bright-<domain> (finrag.datasets.DATASETS)"),
               out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
-              src:Path=typer.Option(None, "--src", help="Data root holding the datasets (default: ../shared/data beside the project).")):
+              src:Path=typer.Option(None, "--src", help="Data root holding the datasets (default: $FINRAG_DATA_ROOT, ../shared/data beside the project, or the per-user cache; see `finrag data list`).")):
     "Convert a development dataset to a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."
     from finrag.datasets import DATASETS, to_beir
     ds = to_beir(name, src, out)
@@ -246,3 +246,27 @@ def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | 
     n_rel = sum(len(v) for v in ds.qrels.values())
     typer.echo(f"{name}: {len(ds.corpus):,} documents, {len(ds.queries):,} queries, {n_rel:,} judgements -> {out}/qrels/{split}.tsv")
     typer.echo(f"next: finrag eval retrieval --data {out} --split {split} --method bm25")
+
+# %% ../nbs/90_cli.ipynb #112d7edf
+@data_app.command("list")
+def data_list(root:Path=typer.Option(None, "--root", help="The data root (default: $FINRAG_DATA_ROOT, ../shared/data beside the project, or the per-user cache)."),
+              as_json:bool=typer.Option(False, "--json", help="One JSON object per dataset.")):
+    "The datasets `finrag data get` can fetch: use, size, licence, where they live and whether they are present (offline)."
+    from finrag.download import data_root, data_table
+    rows = data_table(root)
+    if as_json:
+        for r in rows: typer.echo(json.dumps(r))
+        return
+    typer.echo(f"data root: {data_root(root)}")
+    for r in rows:
+        state = "present" if r["present"] == r["files"] else ("missing" if r["present"] == 0 else f"{r['present']}/{r['files']} files")
+        typer.echo(f"  {r['name']:<22} {r['size_mb']:>6.1f} MB  {state:<10} {r['licence']}\n  {'':<22} {r['used_for']}")
+    typer.echo("fetch one with: finrag data get NAME [--root DIR]")
+
+@data_app.command("get")
+def data_get(name:str=typer.Argument(..., help="A dataset of `finrag data list` (or a bright-<domain> name)."),
+             root:Path=typer.Option(None, "--root", help="The data root to fill (default as `finrag data list`).")):
+    "Download a dataset into the data root: SHA-256 checked, resumable, with a progress bar."
+    from finrag.download import data_root, get
+    paths = get(name, root)
+    typer.echo(f"{name}: {len(paths)} file(s), checked, under {data_root(root)}")

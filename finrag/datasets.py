@@ -300,9 +300,9 @@ DATASETS["bright-leetcode"].convert = lambda ex, exc: load_bright(ex, exclude_tx
 
 # %% ../nbs/02b_datasets.ipynb #c29af9a1
 def dev_data_root(root=None) -> Path:
-    "The data root: `root` when given, else `../shared/data` beside the project."
-    from finrag.core import project_root
-    return Path(root) if root is not None else project_root().parent/"shared"/"data"
+    "The data root (`finrag.download.data_root`): `root`, else `$FINRAG_DATA_ROOT`, else `../shared/data` beside the project when it exists, else the per-user cache."
+    from finrag.download import data_root
+    return data_root(root)
 
 def dev_files(name:str, root=None) -> list[Path]:
     "The files of dataset `name` under the data root; `InputError` for an unknown name or a missing file."
@@ -310,11 +310,13 @@ def dev_files(name:str, root=None) -> list[Path]:
     r = dev_data_root(root)
     files = [r/f for f in DATASETS[name].files]
     for f in files:
-        if not f.exists(): raise InputError(f"{name} source file not found (data root {r}; the CLI takes another one with --src DATA_ROOT, the library with root=)", f)
+        if not f.exists():
+            get = "bright" if name.startswith("bright-") else name
+            raise InputError(f"{name} source file not found (data root {r}): fetch it with `finrag data get {get}`, or point the CLI at another root with --src DATA_ROOT (the library: root=)", f)
     return files
 
 def load_dev(name:str,   # a key of `DATASETS`
-             root=None   # the data root (default `../shared/data` beside the project)
+             root=None   # the data root (default: `dev_data_root()`)
             ) -> BeirDataset:
     "The development dataset `name` as a `BeirDataset` (see above)."
     files = dev_files(name, root)
