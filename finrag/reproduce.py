@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_reproduce.ipynb #809803fb
 from __future__ import annotations
-import json, re, time
+import json, os, re, sys, time
 from pathlib import Path
 from .core import FinragError
 
@@ -86,18 +86,36 @@ def shown_path(p:Path) -> str:
     return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
 
 # %% ../nbs/09_reproduce.ipynb #b433bd0a
+def _kernel_manager():
+    "nbclient's kernel manager on IPC sockets where the OS has them (no TCP port, no 'TCP without encryption' warning); TCP elsewhere."
+    from jupyter_client.manager import AsyncKernelManager
+    if os.name != "posix": return AsyncKernelManager
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kw): super().__init__(**{"transport": "ipc", **kw})
+    return IPCKernelManager
+
 def run_experiment(nb:Path,      # an experiment notebook (a `experiment_plan` row)
                    out:Path,     # where its executed copy goes
-                   params:dict   # its parameters
+                   params:dict,  # its parameters
+                   env:dict|None=None,   # environment variables for the kernel (e.g. the tiny LLM tier of `--quick`)
+                   progress:bool=False   # a progress bar on stderr, one step per notebook cell
                   ) -> tuple[float, list[Path]]:
     "Execute one planned notebook with papermill (cwd: the project): (seconds, the files it wrote under its figures and results folders). `FinragError` naming the failing cell."
     import papermill as pm
     out.parent.mkdir(parents=True, exist_ok=True)
     t0, since = time.perf_counter(), time.time() - 1
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    bar = {"desc": nb.stem, "unit": "cell", "file": sys.stderr, "mininterval": 0} if progress else False
     try:
-        pm.execute_notebook(str(nb), str(out), parameters=params, cwd=str(nb.parents[2]), kernel_name="python3", progress_bar=False)
+        os.environ.update(env or {})            # the kernel inherits this process's environment
+        pm.execute_notebook(str(nb), str(out), parameters=params, cwd=str(nb.parents[2]), kernel_name="python3", progress_bar=bar,
+                            kernel_manager_class=_kernel_manager())
     except pm.PapermillExecutionError as e:
         raise FinragError(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})") from None
+    finally:
+        for k, v in saved.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
     secs, root = time.perf_counter() - t0, nb.parents[2]
     return secs, experiment_outputs([root/params.get("figures_dir", "figures"), root/params.get("results_dir", "results")], since)
 
