@@ -47,16 +47,25 @@ def main():
 @app.command()
 def enrich(news:Path=typer.Argument(None, help="News file (FNSPID CSV or JSONL); default: the made-up sample in data/sample."),
            limit:int=typer.Option(12, help="Chunks to print."),
-           format:str=typer.Option("auto", help="auto | fnspid | jsonl | csv")):
-    "Entities and sentiment per chunk of a news file (the offline model stack at work)."
-    from finrag.data import load_news
+           format:str=typer.Option("auto", help="auto | fnspid | jsonl | csv"),
+           text:list[str]=typer.Option(None, "--text", help="Enrich this text instead of a file (repeatable: one article each).")):
+    "Entities and sentiment per chunk of a news file, or of texts given with --text (the offline model stack at work)."
+    from finrag.data import load_news, NewsItem
     from finrag.chunking import chunk_news
     from finrag.graphrag.enrich import enrich as _enrich
+    from finrag.core import InputError, stable_id
     t = Timings()
-    with t("load"): items, rep = load_news(news or sample_news_path(), format=format)
+    if text:
+        if news is not None: raise InputError("give a news file or --text, not both", field="text")
+        if not all(s.strip() for s in text): raise InputError("--text is empty", field="text")
+        items = [NewsItem(stable_id("--text", i, s), None, "", s.strip(), None, "--text") for i, s in enumerate(text)]
+        summary = f"{len(items)} text(s) from --text"
+    else:
+        with t("load"): items, rep = load_news(news or sample_news_path(), format=format)
+        summary = rep.summary()
     with t("chunk"): chunks = chunk_news(items)
     ecs, E = _enrich(chunks, timings=t)
-    typer.echo(f"{rep.summary()}\n{len(chunks)} chunks, embeddings {E.shape}\n")
+    typer.echo(f"{summary}\n{len(chunks)} chunks, embeddings {E.shape}\n")
     typer.echo(enrichment_table(ecs[:limit]))
     typer.echo("\nseconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
 
