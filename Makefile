@@ -17,7 +17,7 @@ help:
 	@echo "make export - regenerate finrag/ from nbs/ (nbdev-export) and clean the notebooks"
 	@echo "make bench  - print per-stage throughput (sample + FNSPID articles if ../shared/data is present)"
 	@echo "make lab    - set up .venv (as make demo) + JupyterLab, register the project kernel, start JupyterLab on 127.0.0.1"
-	@echo "make docs   - build the static docs site offline into site/ (mkdocs: notebooks, README, API reference)"
+	@echo "make docs   - build the static docs site offline into site/ (mkdocs: notebooks, README, API reference), then serve it on 127.0.0.1:8000 (search needs a server)"
 	@echo "make notebooks - execute the lesson notebooks in place with a fresh kernel (tiny LLM tier), keep their outputs"
 	@echo "make lint   - ruff on the library, the tests and the bench scripts (rules in pyproject.toml [tool.ruff])"
 	@echo "make check  - nbdev-clean leaves the notebooks unchanged and nbdev-export the library (checked on a copy)"
@@ -93,8 +93,14 @@ bench: install
 lab: $(VENV)/.installed-lab
 	$(PY) tools/lab.py $(LAB_ARGS)
 
+# the pages open from disk (site/index.html), but the theme's search loads its index with fetch(), which browsers refuse
+# for file:// pages: so `make docs` then serves site/ on 127.0.0.1 (DOCS_SERVE=0: build only; DOCS_PORT: another port)
+DOCS_SERVE ?= 1
+DOCS_PORT ?= 8000
 docs: $(VENV)/.installed-docs
 	$(PY) tools/build_docs.py
+	@if [ "$(DOCS_SERVE)" = "1" ]; then echo "serving site/ on http://127.0.0.1:$(DOCS_PORT)/ (search works there; Ctrl-C stops; DOCS_SERVE=0 builds only)"; \
+	  $(PY) -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory site; fi
 
 # NBS="nbs/05_chunking.ipynb ..." to execute only some
 notebooks: $(VENV)/.installed-dev
