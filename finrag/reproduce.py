@@ -9,8 +9,8 @@ from pathlib import Path
 from .core import FinragError
 
 # %% auto #0
-__all__ = ['EXPERIMENTS', 'experiment_plan', 'headline_numbers', 'experiment_outputs', 'shown_path', 'run_experiment',
-           'outputs_summary', 'cutoff_list', 'run_retrieval_eval']
+__all__ = ['EXPERIMENTS', 'experiment_plan', 'headline_numbers', 'experiment_outputs', 'shown_path', 'kernel_manager_class',
+           'run_experiment', 'outputs_summary', 'cutoff_list', 'run_retrieval_eval']
 
 # %% ../nbs/09_reproduce.ipynb #7df7dd3f
 EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
@@ -86,12 +86,17 @@ def shown_path(p:Path) -> str:
     return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p)
 
 # %% ../nbs/09_reproduce.ipynb #b433bd0a
-def _kernel_manager():
+def kernel_manager_class():
     "nbclient's kernel manager on IPC sockets where the OS has them (no TCP port, no 'TCP without encryption' warning); TCP elsewhere."
     from jupyter_client.manager import AsyncKernelManager
     if os.name != "posix": return AsyncKernelManager
-    class IPCKernelManager(AsyncKernelManager):
-        def __init__(self, **kw): super().__init__(**{"transport": "ipc", **kw})
+    from jupyter_core.paths import jupyter_runtime_dir
+    import uuid
+    class IPCKernelManager(AsyncKernelManager):   # absolute socket paths: the kernel may start in another working directory
+        def __init__(self, **kw):
+            ip = str(Path(jupyter_runtime_dir())/f"finrag-{uuid.uuid4().hex[:12]}")
+            Path(ip).parent.mkdir(parents=True, exist_ok=True)
+            super().__init__(**{"transport": "ipc", "ip": ip, **kw})
     return IPCKernelManager
 
 def run_experiment(nb:Path,      # an experiment notebook (a `experiment_plan` row)
@@ -109,7 +114,7 @@ def run_experiment(nb:Path,      # an experiment notebook (a `experiment_plan` r
     try:
         os.environ.update(env or {})            # the kernel inherits this process's environment
         pm.execute_notebook(str(nb), str(out), parameters=params, cwd=str(nb.parents[2]), kernel_name="python3", progress_bar=bar,
-                            kernel_manager_class=_kernel_manager())
+                            kernel_manager_class=kernel_manager_class())
     except pm.PapermillExecutionError as e:
         raise FinragError(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})") from None
     finally:

@@ -100,7 +100,8 @@ def execute(path: Path, env: dict, timeout: int = 600) -> tuple[dict, float]:
     os.environ.clear(); os.environ.update(env)      # the kernel inherits this process's environment
     try:
         t0 = time.perf_counter()
-        NotebookClient(run, kernel_name="python3", timeout=timeout, allow_errors=False,
+        from finrag.reproduce import kernel_manager_class     # IPC sockets: no "TCP without encryption" warning
+        NotebookClient(run, kernel_name="python3", timeout=timeout, allow_errors=False, kernel_manager_class=kernel_manager_class(),
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         secs = time.perf_counter() - t0
     finally:
