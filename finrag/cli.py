@@ -99,9 +99,9 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
 # %% ../nbs/90_cli.ipynb #c0f8a894
 def _stream_answer(rag, r):
     "Answer `r`, printing the model, the time estimate and the answer as it is written."
-    from finrag.graphrag.rag import answer
+    from finrag.graphrag.rag import answer, build_prompt, prompt_tokens_estimate
     llm = rag.llm
-    typer.echo(llm_banner(llm, r), err=True)
+    typer.echo(llm_banner(llm, prompt_tokens_estimate(build_prompt(r))), err=True)
     typer.echo("answer: ", nl=False)
     answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(s), sys.stdout.flush()))
     typer.echo("")

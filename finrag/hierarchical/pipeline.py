@@ -5,22 +5,24 @@
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #dd6a3e15
 from __future__ import annotations
 import math, re, time
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 from fastcore.basics import patch
-from ..core import InputError, ModelUnavailableError, Timings, default_embedder, default_llm
+from ..core import InputError, ModelUnavailableError, Timings
+from ..models import default_embedder
+from ..llm import default_llm
 from ..config import get_settings
-from ..retrieval import doc_text, register_method
+from ..retrieval import METHODS, doc_text, register_method
 from .normalize import PreRetrievalReport, normalize_units
-from .preretrieval import PreRetrievalConfig, PreRetriever
+from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
 __all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'STAGE2_CANDIDATE', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_WEIGHT',
            'DEFAULT_PRERETRIEVAL', 'STAGE2_SETTINGS', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer',
-           'default_stage2', 'RawTextScorer', 'HierarchicalRetriever', 'Answer', 'answer_question', 'numeric_answer',
-           'numeric_match', 'judge_answer']
+           'default_stage2', 'RawTextScorer', 'HierarchicalRetriever', 'preretrieval_step', 'Answer', 'answer_question',
+           'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
@@ -173,7 +175,20 @@ def stage_seconds(self:HierarchicalRetriever) -> dict:
     return {s: v/max(self.n_queries, 1) for s, v in t.items()}
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #5fc0e4c8
-register_method("hierarchical", HierarchicalRetriever, preretrieval=True, batch=1,
+def preretrieval_step(default:bool,   # the method's default when the switch is None
+                      own:bool=False  # the builder applies it itself (its `preretrieval` option); else the dataset is pre-processed
+                     ):
+    "P2's dataset transform `prepare(dataset, switch, options) -> (dataset, options, applied)` for `register_method`."
+    def prepare(ds, switch, options):
+        on = default if switch is None else switch
+        cfg = None if on is False else DEFAULT_PRERETRIEVAL if on is True else on
+        if own: return ds, {**options, "preretrieval": cfg}, cfg is not None
+        return (ds if cfg is None else preprocess_dataset(ds, cfg)), options, cfg is not None
+    return prepare
+
+for _name, _on in (("bm25", True), ("dense", False), ("hybrid", False)):
+    METHODS[_name] = replace(METHODS[_name], prepare=preretrieval_step(_on))
+register_method("hierarchical", HierarchicalRetriever, batch=1, prepare=preretrieval_step(True, own=True),
                 doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #b94c49d7

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
 from fastcore.basics import patch
-from ..core import FinragError, InputError, ModelUnavailableError, Timings, default_embedder, default_llm
+from ..core import FinragError, InputError, ModelUnavailableError, Timings
+from ..models import default_embedder
+from ..llm import default_llm
 from ..config import get_settings
 from ..data import BeirDataset
 from ..relevance import RELEVANCE_SYSTEM, check_cut, relevance, relevance_messages

@@ -8,7 +8,9 @@ import math, warnings
 import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
-from ..core import InputError, Timings, default_embedder, default_llm
+from ..core import InputError, Timings
+from ..models import default_embedder
+from ..llm import default_llm
 from ..config import get_settings
 from ..data import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats

@@ -323,7 +323,7 @@ def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"t
     return r
 
 from ..retrieval import register_method
-register_method("lattice", lattice_retriever, preretrieval=None, batch=1, doc="LATTICE search over a tree (--tree)")
+register_method("lattice", lattice_retriever, batch=1, doc="LATTICE search over a tree (--tree)")
 
 # %% ../../nbs/36_lattice.search.ipynb #4ca20e85
 def lattice_plus_retriever(corpus:dict, tree=None, scorer="llm",
@@ -336,4 +336,4 @@ def lattice_plus_retriever(corpus:dict, tree=None, scorer="llm",
     f.notes = lat.notes
     return f
 
-register_method("lattice++", lattice_plus_retriever, preretrieval=None, batch=1, doc="LATTICE++: RRF of LATTICE with BM25 and dense (--tree)")
+register_method("lattice++", lattice_plus_retriever, batch=1, doc="LATTICE++: RRF of LATTICE with BM25 and dense (--tree)")
