@@ -42,8 +42,10 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
     from finrag.graphrag.questions import load_questions
     from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
+    from finrag.config import GraphRAGSettings, check_range
     modes = {"none": False, "offline": "offline", "all": True}
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
+    if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
     if rep.n_bad: typer.echo(rep.summary(), err=True)
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n)
