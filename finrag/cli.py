@@ -186,7 +186,7 @@ app.add_typer(eval_app, name="eval")
 def answer(question:str=typer.Argument(..., help="The question."),
            data:Path=typer.Option(..., "--data", help="BEIR folder whose corpus.jsonl is answered from."),
            k:int=typer.Option(None, "--k", help="Documents to answer from (default: [hierarchical] final_k, 20)."),
-           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH); default: none, stage 1 alone (the measured default)."),
+           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 (none: stage 1 alone, the measured default)."),
            threshold:int=typer.Option(None, "--threshold", help="Context tokens above which the documents are split (default: long_context_threshold(), 60 % of [models] llm_ctx, at most 64k)."),
            split:bool=typer.Option(True, "--split/--no-split", help="Split/merge above the threshold (--no-split: cut to fit, one call)."),
            json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):

@@ -60,7 +60,7 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
                        stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
-                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH); default: none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24)."),
+                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 = none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24)."),
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
                        scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),
                        max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
