@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from . import __version__
 from .core import FinragError, Timings, sample_news_path
-from .config import get_settings
+from .config import check_range, get_settings
 from .report import (enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, answer_record,
                            answer_report, build_estimate, build_summary)
 
@@ -108,9 +108,9 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
 # %% ../nbs/90_cli.ipynb #c0f8a894
 def _stream_answer(rag, r):
     "Answer `r`, printing the model, the time estimate and the answer as it is written."
-    from finrag.graphrag.rag import answer
+    from finrag.graphrag.rag import answer, build_prompt, prompt_tokens_estimate
     llm = rag.llm
-    typer.echo(llm_banner(llm, r), err=True)
+    typer.echo(llm_banner(llm, prompt_tokens_estimate(build_prompt(r))), err=True)
     typer.echo("answer: ", nl=False)
     answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(s), sys.stdout.flush()))
     typer.echo("")
@@ -124,6 +124,8 @@ def ask(question:str=typer.Argument(..., help="The question."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
     "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it."
     from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.config import GraphRAGSettings
+    if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
     rag = GraphRAG(store)
     try:
         r = rag.retrieve(question, mode, tau)
@@ -194,7 +196,7 @@ app.add_typer(eval_app, name="eval")
 def answer(question:str=typer.Argument(..., help="The question."),
            data:Path=typer.Option(..., "--data", help="BEIR folder whose corpus.jsonl is answered from."),
            k:int=typer.Option(None, "--k", help="Documents to answer from (default: [hierarchical] final_k, 20)."),
-           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH); default: none, stage 1 alone (the measured default)."),
+           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 (none: stage 1 alone, the measured default)."),
            threshold:int=typer.Option(None, "--threshold", help="Context tokens above which the documents are split (default: long_context_threshold(), 60 % of [models] llm_ctx, at most 64k)."),
            split:bool=typer.Option(True, "--split/--no-split", help="Split/merge above the threshold (--no-split: cut to fit, one call)."),
            json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):
@@ -203,9 +205,12 @@ def answer(question:str=typer.Argument(..., help="The question."),
     from finrag.hierarchical.pipeline import HierarchicalRetriever, answer_question
     f = Path(data)/"corpus.jsonl"
     if not f.is_file(): raise FinragError(f"{data}: BEIR folder not found or without corpus.jsonl")
+    from finrag.config import HierarchicalSettings
     if k is not None and k < 1: raise FinragError(f"--k {k}: give a positive number of documents")
     if threshold is not None and threshold < 1: raise FinragError(f"--threshold {threshold}: give a positive number of tokens")
-    hr = HierarchicalRetriever(read_corpus(f), stage2=stage2 or "auto")
+    for opt, key, v in (("--k", "final_k", k), ("--threshold", "long_context_tokens", threshold)):
+        if v is not None: check_range(HierarchicalSettings, key, v, option=opt)
+    hr = HierarchicalRetriever(read_corpus(f), stage2=stage2)   # None: [hierarchical] stage2
     a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
     if json_out: typer.echo(json.dumps(answer_record(question, a, split))); return
     typer.echo(answer_report(a, split))
@@ -217,24 +222,29 @@ app.add_typer(lattice_app, name="lattice")
 @lattice_app.command("build")
 def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl (queries.jsonl, qrels/<split>.tsv for --limit)."),
                   out:Path=typer.Option(..., "--out", help="The tree file to write (JSON)."),
-                  strategy:str=typer.Option("top-down", help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid."),
+                  strategy:str=typer.Option(None, help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid (default: [lattice] strategy)."),
                   limit:int=typer.Option(None, "--limit", help="Keep N documents: the split's gold documents first, then corpus order."),
                   split:str=typer.Option("test", help="qrels split for --limit (qrels/<split>.tsv)."),
-                  summarizer:str=typer.Option("llm", help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation)."),
-                  doc_summarizer:str=typer.Option("extractive", help="Document (leaf) summaries: extractive (default: one LLM call per document would take hours on CPU) | llm."),
-                  partition_tokens:int=typer.Option(2000, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context."),
-                  partitioner:str=typer.Option("llm", help="top-down splits: llm | kmeans (a labelled deviation)."),
-                  branching:int=typer.Option(10, help="Clusters per split / children per internal node."),
-                  max_leaf_docs:int=typer.Option(10, help="A node with at most this many documents gets them as leaves."),
-                  llm_depth:int=typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound; default: every level, the paper)."),
+                  summarizer:str=typer.Option(None, help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation); default: [lattice] summarizer (llm)."),
+                  doc_summarizer:str=typer.Option(None, help="Document (leaf) summaries: extractive | llm; default: [lattice] doc_summarizer (extractive: one LLM call per document would take hours on CPU)."),
+                  partition_tokens:int=typer.Option(None, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context; default: [lattice] partition_tokens (2000)."),
+                  partitioner:str=typer.Option(None, help="top-down splits: llm | kmeans (a labelled deviation); default: [lattice] partitioner (llm)."),
+                  branching:int=typer.Option(None, help="Clusters per split / children per internal node; default: [lattice] branching (10)."),
+                  max_leaf_docs:int=typer.Option(None, help="A node with at most this many documents gets them as leaves; default: [lattice] max_leaf_docs (10)."),
+                  llm_depth:int=typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound); 0 = every level, the paper; default: [lattice] llm_depth."),
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
     from finrag.data import beir_corpus
     from finrag.lattice.build import build_tree, estimate_build
-    if strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
+    from finrag.config import LatticeSettings
+    if strategy is not None and strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
+    for opt, key, v in (("--branching", "branching", branching), ("--max-leaf-docs", "max_leaf_docs", max_leaf_docs),
+                        ("--partition-tokens", "partition_tokens", partition_tokens), ("--llm-depth", "llm_depth", llm_depth)):
+        if v is not None: check_range(LatticeSettings, key, v, option=opt)
     ds = beir_corpus(data, split, limit); corpus = ds.corpus
+    strategy = strategy or get_settings().lattice.strategy
     kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
-              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None, llm_depth=llm_depth)
+              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)   # None: the [lattice] record's
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)
     typer.echo(build_estimate(ds.name, strategy, len(corpus), est), err=True)
     tree = build_tree(corpus, strategy, **kw, progress=progress)

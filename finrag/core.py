@@ -11,7 +11,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['FinragError', 'InputError', 'ModelUnavailableError', 'LLMError', 'LoadReport', 'stable_id', 'Timings', 'project_root',
-           'data_dir', 'sample_news_path', 'default_embedder', 'default_llm']
+           'data_dir', 'sample_news_path']
 
 # %% ../nbs/00_core.ipynb #d640987c
 class FinragError(Exception):
@@ -102,16 +102,3 @@ def data_dir() -> Path:
 def sample_news_path() -> Path:
     "The made-up news sample used by `finrag demo` and the tests."
     return data_dir()/"sample"/"news_sample.jsonl"
-
-# %% ../nbs/00_core.ipynb #62bbe9aa
-def default_embedder(embedder=None):
-    "`embedder`, or the project's default `finrag.models.get_embedder()` when it is None (loaded once, on first use)."
-    if embedder is not None: return embedder
-    from finrag.models import get_embedder
-    return get_embedder()
-
-def default_llm(llm=None):
-    "`llm`, or the project's default client `finrag.llm.get_llm()` when it is None (created once, on first use)."
-    if llm is not None: return llm
-    from finrag.llm import get_llm
-    return get_llm()

@@ -16,7 +16,7 @@ from .llm_server import LLMTier, TIERS, _RUNNING, local_server
 
 # %% auto #0
 __all__ = ['USAGE_KEYS', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'open_cache', 'LLMClient',
-           'get_llm']
+           'get_llm', 'default_llm']
 
 # %% ../nbs/04_llm.ipynb #737a16f3
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
@@ -392,3 +392,8 @@ def get_llm() -> LLMClient:
     if _DEFAULT.get("key") != key: _DEFAULT.update(key=key, client=LLMClient())
     return _DEFAULT["client"]
 
+
+# %% ../nbs/04_llm.ipynb #292f01d3
+def default_llm(llm=None) -> LLMClient:
+    "`llm`, or the project's default client `get_llm()` when it is None (created once, on first use)."
+    return get_llm() if llm is None else llm

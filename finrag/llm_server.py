@@ -4,16 +4,21 @@
 
 # %% ../nbs/04b_llm_server.ipynb #c87b11cf
 from __future__ import annotations
-import atexit, hashlib, os, importlib, importlib.util, json, re, threading, time, urllib.request
+import atexit, hashlib, os, importlib, importlib.util, json, re, socket, threading, time, urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from .core import InputError, ModelUnavailableError, LLMError, stable_id
 from .config import get_settings
-from .testing import free_port
 
 # %% auto #0
-__all__ = ['TIERS', 'DEFAULT_TIER', 'GGUF_NAME', 'LLMTier', 'packaged_gguf', 'file_sha256', 'tier_gguf', 'llm_gguf',
+__all__ = ['TIERS', 'DEFAULT_TIER', 'GGUF_NAME', 'free_port', 'LLMTier', 'packaged_gguf', 'file_sha256', 'tier_gguf', 'llm_gguf',
            'LocalLLMServer', 'local_server']
+
+# %% ../nbs/04b_llm_server.ipynb #d4b82591
+def free_port() -> int:
+    "A TCP port on 127.0.0.1 that the OS says is free now (another process can take it before you bind it)."
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 # %% ../nbs/04b_llm_server.ipynb #9f127879
 @dataclass(frozen=True)

@@ -52,11 +52,12 @@ def format_footer(r) -> str:
     return "\n".join(lines)
 
 # %% ../nbs/09b_report.ipynb #7e998a7e
-def llm_banner(llm, res) -> str:
-    "Which model answers, and roughly how long reading the prompt takes (the tier's rough prompt speed, 1 thread)."
-    from finrag.graphrag.rag import build_prompt, prompt_tokens_estimate
+def llm_banner(llm,      # the answering `LLMClient`
+               n:int     # the prompt's estimated tokens (P1: `finrag.graphrag.rag.prompt_tokens_estimate(build_prompt(res))`)
+              ) -> str:
+    "Which model answers, and roughly how long reading the prompt of `n` tokens takes (the tier's rough prompt speed, 1 thread)."
     from finrag.config import redact
-    n, t = prompt_tokens_estimate(build_prompt(res)), llm.tier
+    t = llm.tier
     where = "in-process llama.cpp" if llm.base_url is None or llm.identity.startswith(llm.model + "@") else redact(llm.base_url)
     est = f", ~{n/t.prompt_tok_s:.0f} s to read it at ~{t.prompt_tok_s:g} tokens/s, then ~{t.decode_tok_s:g} tokens/s" if t else ""
     return f"answering with {llm.model} ({where}): prompt ~{n} tokens{est}"

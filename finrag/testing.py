@@ -4,20 +4,17 @@
 
 # %% ../nbs/07_testing.ipynb #8cbabc82
 from __future__ import annotations
-import atexit, http.server, json, socket, subprocess, sys, threading, time
+import atexit, http.server, json, subprocess, sys, threading, time
 from pathlib import Path
 from .core import FinragError
 from dataclasses import dataclass, field
 
 # %% auto #0
-__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM', 'SpawnedFake',
-           'run_cli', 'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
+__all__ = ['FAULT_MODES', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM', 'SpawnedFake', 'run_cli',
+           'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
 
 # %% ../nbs/07_testing.ipynb #b452fe54
-def free_port() -> int:
-    "A TCP port on 127.0.0.1 that the OS says is free now (another process can take it before you bind it)."
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+from .llm_server import free_port   # where the local server needs it; the fakes use the same one
 
 # %% ../nbs/07_testing.ipynb #507a52b4
 def completion(text:str|None, model:str="fake", prompt_tokens:int=7, completion_tokens:int=3,

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json, math, re
 from dataclasses import dataclass, field, asdict
 import numpy as np
-from ..core import FinragError, Timings, default_llm
+from ..core import FinragError, Timings
+from ..llm import default_llm
 from ..config import get_settings
 from ..chunking import CHARS_PER_TOKEN
 from .ingest import NewsStore

@@ -7,7 +7,9 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import InputError, LLMError, default_embedder, default_llm
+from ..core import InputError, LLMError
+from ..models import default_embedder
+from ..llm import default_llm
 from ..config import get_settings
 from .expansion import count_tokens
 

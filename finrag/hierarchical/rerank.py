@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
 from fastcore.basics import patch
-from ..core import FinragError, InputError, ModelUnavailableError, Timings, default_embedder, default_llm
-from ..config import get_settings
+from ..core import FinragError, InputError, ModelUnavailableError, Timings
+from ..models import default_embedder
+from ..llm import default_llm
+from ..config import HierarchicalSettings, get_settings
 from ..data import BeirDataset
 from ..relevance import RELEVANCE_SYSTEM, check_cut, relevance, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
@@ -242,8 +244,9 @@ class Cascade:
                  rrf_k:float=60,           # rrf: the RRF constant
                  adaptive:float|None=None, # run a later stage only where the previous stage's margin is below this
                  margin_at:int=2,          # `score_margin(at=)`
-                 backfill:bool=False):     # append what earlier stages kept and later ones dropped
-        h = get_settings().hierarchical
+                 backfill:bool=False,      # append what earlier stages kept and later ones dropped
+                 config:HierarchicalSettings|None=None): # the keeps (stage1_keep, final_k) of stages with keep None; None = `get_settings().hierarchical`
+        h = get_settings().hierarchical if config is None else config
         if not stages: raise InputError("a cascade needs at least one (scorer, keep) stage", field="stages")
         if fusion is not None and fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
         defaults = [h.stage1_keep] + [h.final_k]*(len(stages) - 1)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass
 import numpy as np
-from ..core import LLMError, default_embedder, default_llm
+from ..core import LLMError
+from ..models import default_embedder
+from ..llm import default_llm
 from ..config import get_settings
 from ..chunking import CHARS_PER_TOKEN
 from .summaries import llm_call_failure
