@@ -178,6 +178,8 @@ class NewsStore:
         mp = self.path/"meta.json"
         fresh = {"format": STORE_FORMAT, "finrag": __version__, "embedder": self.embedder_name, "graph_backend": _graph_backend()}
         if not mp.exists() and not ((create or repair) and (self.path/"chunks.jsonl").exists()):
+            if (self.path/"chunks.jsonl").exists():
+                raise FinragError(f"{self.path}: damaged or interrupted store: meta.json is missing; {_REPAIR_HINT}")
             if not create: raise FinragError(f"{self.path}: no finrag store here (run `finrag ingest NEWS --store {self.path}` first)")
             self.path.mkdir(parents=True, exist_ok=True)
             self.meta, self.rows, self.embeddings = fresh, [], np.zeros((0, 0), "float32")
@@ -462,7 +464,7 @@ def check_store_dir(store_dir) -> Path:
 
 def _peek(store_dir:Path, wait:bool) -> list[dict]:
     "The rows a store holds now (read under the shared lock, released at once); [] for a new or damaged store."
-    if not (store_dir/"meta.json").exists(): return []
+    if not (store_dir/"meta.json").exists() and not (store_dir/"chunks.jsonl").exists(): return []
     try:
         with NewsStore(store_dir, repair=True, check_graph=False, wait=wait) as s: return list(s.rows)
     except FinragError as e:
@@ -501,7 +503,7 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
             _test_hook("locked")
             store = NewsStore(store_dir, create=True)
             try:
-                if (store_dir/"meta.json").exists() and store.check():
+                if ((store_dir/"meta.json").exists() or store.problems) and store.check():
                     with t("repair"): rep.repaired = store.repair()
                 new, removed, rep.replaced_articles = _plan(store.rows, chunks)   # again: another writer may have committed
                 if late := [c for c in new if c.id not in ready]:
