@@ -445,3 +445,6 @@ def test_meta_json_not_an_object(stores, tmp_path, capsys):
         code, out, err = run_cli(capsys, "ask", QUESTIONS[0], "--store", s, "--no-llm")
         assert code == 2 and f"{s / 'meta.json'}" in err and "not an object" in err, err
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    code, out, err = run_cli(capsys, "store", "check", s, "--repair")     # rebuilt from the vector files
+    assert code == 0 and ": OK:" in out, (out, err)
+    with NewsStore(s) as st: assert st.check() == [] and len(st.rows) == st.meta["n_chunks"] == len(NewsStore(base).rows)

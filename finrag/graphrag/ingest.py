@@ -191,14 +191,18 @@ class NewsStore:
                 self.rows, self.embeddings, self.problems = self._read()
                 self.problems.insert(0, f"{mp}: missing, the vector files have {len(self.rows)} chunks")
             else:
-                try: self.meta = json.loads(mp.read_text())
-                except (json.JSONDecodeError, UnicodeDecodeError) as e: raise InputError(f"corrupt store metadata ({e}); delete the store and re-ingest", path=mp) from None
+                try:
+                    self.meta = json.loads(mp.read_text())
+                    if not isinstance(self.meta, dict): raise TypeError(f"a JSON {type(self.meta).__name__}, not an object")
                 except FileNotFoundError: raise FinragError(f"{self.path}: no finrag store here (it was removed)") from None
-                if not isinstance(self.meta, dict):
-                    raise InputError(f"corrupt store metadata: a JSON {type(self.meta).__name__}, not an object; "
-                                     f"{_REPAIR_HINT} (it rebuilds meta.json from the vector files)", path=mp)
+                except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
+                    if not (create or repair):      # the repair (and an ingest) rebuild meta.json from the vector files
+                        raise InputError(f"corrupt store metadata: {e}; {_REPAIR_HINT}", path=mp) from None
+                    self.meta, bad = dict(fresh), f"{mp}: corrupt ({e})"
+                else: bad = None
                 self._check_meta()
                 self.rows, self.embeddings, self.problems = self._read()
+                if bad: self.problems.insert(0, bad)
             if self.problems and not (create or repair):
                 raise FinragError(f"{self.path}: damaged or interrupted store: {self.problems[0]}; {_REPAIR_HINT}")
         except BaseException: self._locks.close(); raise
