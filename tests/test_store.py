@@ -373,7 +373,8 @@ def test_planted_symlinks_are_not_followed(news, stores, tmp_path):
 def test_store_option_refuses_root_and_other_folders(news, tmp_path):
     part1, _ = news
     other = tmp_path / "home"; other.mkdir(); (other / "notes.txt").write_text("mine")
-    for target, msg in (("/", "refusing to use the file-system root"), (other, "not a finrag store")):
+    # the non-store folder first: code that does not refuse it fails here, before it could write into `/`
+    for target, msg in ((other, "not a finrag store"), ("/", "refusing to use the file-system root")):
         p = cli("ingest", part1, "--store", target, "--quiet")
         assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
         assert len(p.stderr.strip().splitlines()) == 1
