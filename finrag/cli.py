@@ -94,7 +94,7 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
                 no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store.")):
     "Compare the store's vector files, meta.json and graph; exit 1 when they disagree (0 after --repair)."
     from finrag.graphrag.ingest import NewsStore, store_lock
-    if not (store/"meta.json").exists(): raise FinragError(f"{store}: no finrag store here")
+    if not (store/"meta.json").exists() and not (store/"chunks.jsonl").exists(): raise FinragError(f"{store}: no finrag store here")
     with store_lock(store, wait=not no_wait, what="check"):
         s = NewsStore(store, repair=True)
         try:
