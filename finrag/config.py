@@ -70,6 +70,10 @@ class ModelSettings:
     llm_threads: int          # llama.cpp threads (1: two threads on two busy cores decode ~6x slower; 0 = all cores but one)
     llm_timeout: float        # total seconds per HTTP attempt (> 0)
     llm_max_retries: int      # extra attempts after the first (>= 0)
+    llm_call_deadline: float  # total seconds per call: every attempt, backoff and Retry-After wait (> 0)
+    llm_max_response_bytes: int  # a response body larger than this is refused, never cached (>= 1024)
+    llm_slots: int            # parallel sequences of the local server and default concurrency of `LLMClient.map` (1..64)
+    judge_llm: str            # the tier of the P(yes) relevance judge; empty = the `llm` tier
     llm_temperature: float
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 
@@ -130,7 +134,10 @@ def _check_ranges(secs:dict, path):
 def _check_models(m:ModelSettings, path, tier:str|None=None) -> ModelSettings:
     "Validate the LLM knobs of `[models]` (`InputError` naming the key); `tier` ($FINRAG_LLM) replaces `llm`; fill an empty `llm_model`."
     bad = [("llm_timeout", m.llm_timeout <= 0, "must be > 0 seconds"), ("llm_max_retries", m.llm_max_retries < 0, "must be >= 0"),
-           ("llm_threads", m.llm_threads < 0, "must be >= 0 (0 = all cores but one)"), ("llm_ctx", m.llm_ctx < 256, "must be >= 256 tokens")]
+           ("llm_threads", m.llm_threads < 0, "must be >= 0 (0 = all cores but one)"), ("llm_ctx", m.llm_ctx < 256, "must be >= 256 tokens"),
+           ("llm_call_deadline", not m.llm_call_deadline > 0 or m.llm_call_deadline == float("inf"), "must be > 0 seconds and finite"),
+           ("llm_max_response_bytes", m.llm_max_response_bytes < 1024, "must be >= 1024 bytes"),
+           ("llm_slots", not 1 <= m.llm_slots <= 64, "must be in 1..64")]
     for key, wrong, what in bad:
         if wrong: raise InputError(f"[models] {key} = {getattr(m, key)!r} {what}", path=path, field=f"models.{key}")
     llm = (tier or m.llm).strip()
