@@ -300,14 +300,16 @@ class LLMClient:
                  call_deadline:float|None=None,      # total seconds per call (attempts, backoff, Retry-After); None = `[models] llm_call_deadline`
                  max_response_bytes:int|None=None,   # a larger response body is refused; None = `[models] llm_max_response_bytes`
                  backoff:float=0.5,        # first retry wait in seconds (doubles each retry, plus jitter up to `backoff`)
-                 http_client=None          # an `httpx2.Client` for the openai SDK (proxies, request hooks); None = the SDK's
+                 http_client=None,         # an `httpx2.Client` for the openai SDK (proxies, request hooks); None = the SDK's
+                 tier:str|None=None        # without a base URL: the local server of this tier instead of `[models] llm` (the judge tier)
                 ):
         s = get_settings()
         self._url = (base_url or s.llm_base_url or "").rstrip("/") or None
         if self._url is not None: _check_url(self._url)
         if self._url is None and s.models.llm == "remote":
             raise LLMError("[models] llm = remote needs FINRAG_LLM_BASE_URL (an OpenAI-compatible '.../v1' URL)")
-        self.model = model or s.llm_model_override or s.models.llm_model
+        self._tier = tier if self._url is None else None
+        self.model = model or s.llm_model_override or (tier if self._tier else s.models.llm_model)
         self.api_key = api_key or s.llm_api_key
         self.timeout = float(s.models.llm_timeout if timeout is None else timeout)
         if self.timeout == float("inf"): raise InputError("the LLM timeout must be finite", field="llm_timeout")
@@ -346,7 +348,8 @@ class LLMClient:
         with self._lock:
             if self._sdk is None:
                 if self._url is None:
-                    srv = local_server(); self._url, self._identity = srv.base_url, srv.identity
+                    srv = local_server(self._tier) if self._tier else local_server()
+                    self._url, self._identity = srv.base_url, srv.identity
                 http = self._http if self._http is not None else openai.DefaultHttpxClient()
                 self._watched = _watch(http)      # False: a custom transport; the deadline is then checked between chunks only
                 self._sdk = openai.OpenAI(base_url=self._url, api_key=self.api_key, timeout=self.timeout,
@@ -549,13 +552,15 @@ def chat(self:LLMClient,
 # %% ../nbs/04_llm.ipynb #a7d1e004
 def chat_many(llm,                       # an `LLMClient`, or any object with its `chat` signature
               requests:list,             # [{'messages': [...], **chat keyword arguments}, ...] (a bare message list is a request too)
-              concurrency:int|None=None, # threads at once; None = `[models] llm_slots`; 1 = one after the other in this thread
+              concurrency:int|None=None, # threads at once; None = `[models] llm_slots` for an `LLMClient`, 1 for a stand-in
+                                         # (scripted fakes may depend on call order); 1 = one after the other in this thread
               progress:bool=False,       # a tqdm bar over the requests
               desc:str="LLM calls"
              ) -> list:
     "`llm.chat(**r)` for each request on up to `concurrency` threads, in order: an `LLMResponse`, or the `FinragError` that request raised."
     reqs = [r if isinstance(r, dict) else {"messages": r} for r in requests]
-    n = int(get_settings().models.llm_slots if concurrency is None else concurrency)
+    if concurrency is None: concurrency = get_settings().models.llm_slots if isinstance(llm, LLMClient) else 1
+    n = int(concurrency)
     if n < 1: raise InputError(f"concurrency must be >= 1, got {n}", field="concurrency")
     def one(r):
         try: return llm.chat(**r)
