@@ -345,3 +345,19 @@ def test_map_bounds_concurrency_keeps_order_isolates_failures_and_hits_the_cache
         again = c.map(reqs, concurrency=4)
         assert [r.cached for r in again if not isinstance(r, Exception)] == [True] * 12
         assert fake.n_requests == n + 2 and c.stats.cache_hits == 12            # only the failed one went out again
+
+
+def test_bench_auc_and_the_help_that_names_the_idle_runs(capsys):
+    "bench/llm.py's AUC (ties count half; NaN without both labels) and its --help naming the commands the lead runs."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_llm", Path(__file__).parents[1] / "bench" / "llm.py")
+    B = importlib.util.module_from_spec(spec); spec.loader.exec_module(B)
+    assert B.auc([0.9, 0.2, 0.5, 0.1], [1, 0, 1, 0]) == 1.0
+    assert B.auc([0.5, 0.5, 0.1], [1, 0, 0]) == 0.75 and math.isnan(B.auc([0.3, 0.4], [0, 0]))
+    assert B.auc([0.2, float("nan"), 0.9], [0, 1, 1]) == 1.0                     # a failed judgement (NaN) is left out
+    lim = B.limits("qwen2.5-coder-1.5b", gflops=100.0, gbs=10.0)
+    assert lim["prompt_tok_s_limit"] == pytest.approx(100e9 / (2 * 1.54e9)) and lim["decode_tok_s_limit"] == pytest.approx(10e9 / S.TIERS["qwen2.5-coder-1.5b"].size)
+    with pytest.raises(SystemExit):
+        B.main(["--help"])
+    out = capsys.readouterr().out
+    assert "python bench/llm.py all --tiers qwen2.5-coder-1.5b,qwen2.5-coder-0.5b" in out and "judge-tier --tier qwen2.5-coder-0.5b" in out
