@@ -129,10 +129,14 @@ class ModelSettings:
     sentiment: str; finbert_model: str
     llm: str                  # a tier (qwen2.5-coder-1.5b | qwen2.5-coder-0.5b | smollm2-135m), a .gguf path, or 'remote'
     llm_model: str            # model name sent in requests and served by the local server; empty = the tier name / file stem
-    llm_ctx: int = valid(256, what=">= 256 tokens")            # local server context window, tokens
+    llm_ctx: int = valid(256, what=">= 256 tokens")            # local server context window, tokens (per slot)
     llm_threads: int = valid(0, what=">= 0 (0 = all cores but one)")  # llama.cpp threads (1: two threads on two busy cores decode ~6x slower; 0 = all cores but one)
     llm_timeout: float = valid(gt=0.0, what="> 0 seconds")     # total seconds per HTTP attempt (> 0, finite)
     llm_max_retries: int = valid(0, what=">= 0")               # extra attempts after the first (>= 0)
+    llm_call_deadline: float = valid(gt=0.0, what="> 0 seconds")  # total seconds per call: every attempt, backoff and Retry-After wait
+    llm_max_response_bytes: int = valid(1024, what=">= 1024 bytes")  # a response body larger than this is refused, never cached
+    llm_slots: int = valid(1, 64, what="in 1..64")              # parallel sequences of the local server and default concurrency of `LLMClient.map`
+    judge_llm: str            # the tier of the P(yes) relevance judge; empty = the `llm` tier
     llm_temperature: float = valid(0.0, 2.0, what="in [0, 2]")
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 

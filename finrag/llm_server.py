@@ -176,6 +176,7 @@ class LocalLLMServer:
                  model=None,               # a tier name or a .gguf path; None = `[models] llm` (FINRAG_LLM)
                  n_ctx:int|None=None,      # context window in tokens; None = `[models] llm_ctx`
                  n_threads:int|None=None,  # CPU threads; None = `[models] llm_threads` (0 there: all cores but one)
+                 slots:int|None=None,      # parallel sequences (continuous batching), each with the full `n_ctx`; None = `[models] llm_slots`
                  alias:str|None=None,      # model name the server reports; None = `[models] llm_model` for the configured tier, else the tier name / file stem
                  verbosity:int=1,          # llama.cpp log threshold on stderr: 1 errors, 2 warnings, 3 info, 4 debug
                  start_timeout:float=120.0 # seconds to wait for /health
@@ -184,6 +185,8 @@ class LocalLLMServer:
         self.model = str(model) if model is not None else None
         self.n_ctx = int(n_ctx or m.llm_ctx)
         self.n_threads = int(n_threads or m.llm_threads or max(1, (os.cpu_count() or 2) - 1))
+        self.slots = int(slots or m.llm_slots)
+        if not 1 <= self.slots <= 64: raise InputError(f"llm_slots must be in 1..64, got {self.slots}", field="models.llm_slots")
         self._alias, self.verbosity, self.start_timeout = alias, verbosity, start_timeout
         self.name: str|None = None         # tier name or file stem, known after start()
         self.model_path: Path|None = None  # the GGUF served, known after start()
@@ -201,7 +204,8 @@ class LocalLLMServer:
     def _params(self, path:Path, port:int):
         import xllamacpp
         p = xllamacpp.CommonParams()
-        p.model.path = str(path); p.n_ctx = self.n_ctx; p.n_parallel = 1
+        # n_slots sequences decoded together (continuous batching); the KV cache is split per slot, so each gets n_ctx
+        p.model.path = str(path); p.n_ctx = self.n_ctx * self.slots; p.n_parallel = self.slots; p.cont_batching = True
         p.cpuparams.n_threads = self.n_threads; p.cpuparams_batch.n_threads = self.n_threads
         p.hostnames = ["127.0.0.1"]; p.port = port; p.verbosity = self.verbosity
         p.model_alias = {self.alias}; p.endpoint_metrics = True
@@ -257,11 +261,16 @@ class LocalLLMServer:
 # %% ../nbs/04b_llm_server.ipynb #8b5a4cd8
 _LOCAL: LocalLLMServer|None = None
 _LOCAL_LOCK = threading.Lock()
+_TIER_SERVERS: dict = {}   # tier -> LocalLLMServer of the tiers other than `[models] llm` (the judge tier)
 
-def local_server() -> LocalLLMServer:
-    "The process-wide local llama.cpp server for `[models] llm`, started at the first call (and again if stopped); stopped at exit."
+def local_server(tier:str|None=None) -> LocalLLMServer:
+    "The process-wide local llama.cpp server for `[models] llm` (or for `tier`, one server each), started at the first call (and again if stopped); stopped at exit."
     global _LOCAL
     with _LOCAL_LOCK:
+        if tier is not None:
+            if tier not in _TIER_SERVERS:
+                _TIER_SERVERS[tier] = LocalLLMServer(tier); atexit.register(_TIER_SERVERS[tier].stop)
+            return _TIER_SERVERS[tier].__enter__()
         if _LOCAL is None:
             _LOCAL = LocalLLMServer()
             atexit.register(_LOCAL.stop)

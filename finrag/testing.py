@@ -38,6 +38,10 @@ class Reply:
     content_type: str = "application/json"
     delay_s: float = 0.0                 # wait before sending the headers
     drip_s: float = 0.0                  # seconds between single bytes of the body (0 = all at once)
+    header_drip_s: float = 0.0          # seconds between single bytes of the status line and headers (0 = all at once)
+    headers: dict = field(default_factory=dict)  # extra response headers, e.g. {"Retry-After": "30"}
+    trickle: tuple|None = None          # (bytes, seconds): after the body, `bytes` of 'x' (no newline) every `seconds`,
+                                        # no Content-Length, until the client hangs up (at most 120 s)
 
     def payload(self) -> bytes:
         b = self.body
@@ -46,10 +50,19 @@ class Reply:
         return json.dumps(b).encode("utf-8")
 
 # %% ../nbs/07_testing.ipynb #4cbb9c48
-def fault_reply(mode:str, drip_s:float=2.0) -> Reply:
+def fault_reply(mode:str, drip_s:float=2.0,
+                size:int=50_000_000,   # `huge`: characters of the completion's content
+                retry_after:str="30"   # `retry_after`: the header's value (seconds or an HTTP date)
+               ) -> Reply:
     "The `Reply` of a named fault mode (see the table); `ValueError` for an unknown name."
     if mode == "ok": return Reply(body=completion("ok"))
     if mode == "drip": return Reply(body=completion("slow"), drip_s=drip_s)
+    if mode == "header_drip": return Reply(body=completion("slow headers"), header_drip_s=drip_s)
+    if mode == "no_newline": return Reply(body=b"data: ", content_type="text/event-stream", trickle=(65536, 0.05))
+    if mode == "huge": return Reply(body=b'{"id": "huge", "object": "chat.completion", "model": "fake", "choices": [{"index": 0, '
+                                         b'"message": {"role": "assistant", "content": "' + b"x" * size + b'"}}]}')
+    if mode == "retry_after": return Reply(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
+                                           headers={"Retry-After": retry_after})
     if mode == "malformed": return Reply(body='{"id": "x", "choices": [{"message": {"content": "tru')
     if mode == "html": return Reply(body="<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
                                     content_type="text/html")
@@ -58,7 +71,7 @@ def fault_reply(mode:str, drip_s:float=2.0) -> Reply:
     if mode == "5xx": return Reply(503, {"error": {"message": "overloaded", "type": "server_error"}})
     raise ValueError(f"unknown fault mode {mode!r}; known: {', '.join(FAULT_MODES)}")
 
-FAULT_MODES = ("ok", "drip", "malformed", "html", "empty_choices", "null_content", "5xx")
+FAULT_MODES = ("ok", "drip", "header_drip", "no_newline", "huge", "retry_after", "malformed", "html", "empty_choices", "null_content", "5xx")
 
 # %% ../nbs/07_testing.ipynb #d5c03aed
 def _script_fn(script):
@@ -87,6 +100,7 @@ class FakeLLMServer:
                  stream_chunk:int=4):      # characters per streamed content piece
         self.reply, self.stream_chunk = _script_fn(script), stream_chunk
         self.bodies, self.headers, self._lock = [], [], threading.Lock()
+        self.active = self.max_concurrent = 0   # requests being answered now / at most at once so far
         outer = self
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -107,20 +121,31 @@ class FakeLLMServer:
         except ValueError: body = {"_raw": raw.decode("utf-8", "replace")}
         with self._lock:
             self.bodies.append(body); self.headers.append(dict(h.headers)); n = len(self.bodies)
+            self.active += 1; self.max_concurrent = max(self.max_concurrent, self.active)
+        try: self._answer(h, body, n)
+        finally:
+            with self._lock: self.active -= 1
+
+    def _answer(self, h, body, n):
         r = self.reply(body, n)
         if isinstance(r, tuple): r = Reply(*r)
         time.sleep(r.delay_s)
         data, ctype = r.payload(), r.content_type
         if body.get("stream") and r.status == 200 and isinstance(r.body, dict) and "choices" in r.body:
             data, ctype = _sse(r.body, self.stream_chunk), "text/event-stream"
+        head = [f"HTTP/1.1 {r.status} {http.HTTPStatus(r.status).phrase}", f"Content-Type: {ctype}",
+                "Connection: close" if r.trickle else f"Content-Length: {len(data)}", *(f"{k}: {v}" for k, v in r.headers.items())]
+        head = ("\r\n".join(head) + "\r\n\r\n").encode()
+        if r.trickle: h.close_connection = True
         try:
-            h.send_response(r.status); h.send_header("Content-Type", ctype)
-            h.send_header("Content-Length", str(len(data))); h.end_headers()
-            if r.drip_s > 0:
-                for i in range(len(data)):
-                    h.wfile.write(data[i:i+1]); h.wfile.flush(); time.sleep(r.drip_s)
-            else: h.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError): pass    # the client gave up: that is what a drip test wants
+            for part, pace in ((head, r.header_drip_s), (data, r.drip_s)):
+                if pace > 0:
+                    for i in range(len(part)): h.wfile.write(part[i:i+1]); h.wfile.flush(); time.sleep(pace)
+                else: h.wfile.write(part); h.wfile.flush()
+            if r.trickle:
+                size, every = r.trickle; stop = time.monotonic() + 120
+                while time.monotonic() < stop: h.wfile.write(b"x" * size); h.wfile.flush(); time.sleep(every)
+        except OSError: pass    # the client gave up (broken pipe, reset): that is what a drip test wants
 
     @property
     def n_requests(self) -> int: return len(self.bodies)

@@ -90,8 +90,8 @@ def test_lattice_build_max_leaf_docs_zero(capsys, tmp_path):
     ("beam", "beam = 2\n", "beam = 0\n", "[lattice] beam = 0 must be >= 1 node"),
     ("path_alpha", "path_alpha = 0.5", "path_alpha = nan", "[lattice] path_alpha = nan must be in [0, 1]"),
     ("budget_chunks", "budget_chunks = 5", "budget_chunks = 0", "[graphrag] budget_chunks = 0 must be >= 1 chunk"),
-    ("llm_timeout", "llm_timeout = 600", "llm_timeout = nan", "[models] llm_timeout = nan must be > 0 seconds"),
-    ("llm_timeout", "llm_timeout = 600", "llm_timeout = inf", "[models] llm_timeout = inf must be > 0 seconds")])
+    ("llm_timeout", "llm_timeout = 240", "llm_timeout = nan", "[models] llm_timeout = nan must be > 0 seconds"),
+    ("llm_timeout", "llm_timeout = 240", "llm_timeout = inf", "[models] llm_timeout = inf must be > 0 seconds")])
 def test_settings_out_of_range_cli(capsys, tmp_path, monkeypatch, key, old, new, message):
     "A bad settings value stops any command with one line naming the file, the section and the key."
     src = (ROOT / "settings.ini").read_text(encoding="utf-8")
