@@ -71,6 +71,7 @@ class ModelSettings:
     llm_timeout: float        # total seconds per HTTP attempt (> 0)
     llm_max_retries: int      # extra attempts after the first (>= 0)
     llm_temperature: float
+    max_question_chars: int   # a longer question is refused (`finrag.core.check_question`) before it reaches a prompt
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 
 # %% ../nbs/01_config.ipynb #2334d45c
@@ -130,7 +131,8 @@ def _check_ranges(secs:dict, path):
 def _check_models(m:ModelSettings, path, tier:str|None=None) -> ModelSettings:
     "Validate the LLM knobs of `[models]` (`InputError` naming the key); `tier` ($FINRAG_LLM) replaces `llm`; fill an empty `llm_model`."
     bad = [("llm_timeout", m.llm_timeout <= 0, "must be > 0 seconds"), ("llm_max_retries", m.llm_max_retries < 0, "must be >= 0"),
-           ("llm_threads", m.llm_threads < 0, "must be >= 0 (0 = all cores but one)"), ("llm_ctx", m.llm_ctx < 256, "must be >= 256 tokens")]
+           ("llm_threads", m.llm_threads < 0, "must be >= 0 (0 = all cores but one)"), ("llm_ctx", m.llm_ctx < 256, "must be >= 256 tokens"),
+           ("max_question_chars", m.max_question_chars < 1, "must be >= 1 character")]
     for key, wrong, what in bad:
         if wrong: raise InputError(f"[models] {key} = {getattr(m, key)!r} {what}", path=path, field=f"models.{key}")
     llm = (tier or m.llm).strip()
