@@ -1076,6 +1076,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'finrag.report.format_contexts': ('report.html#format_contexts', 'finrag/report.py'),
                                'finrag.report.format_footer': ('report.html#format_footer', 'finrag/report.py'),
                                'finrag.report.llm_banner': ('report.html#llm_banner', 'finrag/report.py'),
+                               'finrag.report.printable': ('report.html#printable', 'finrag/report.py'),
                                'finrag.report.retrieval_report': ('report.html#retrieval_report', 'finrag/report.py')},
             'finrag.reproduce': { 'finrag.reproduce._param': ('reproduce.html#_param', 'finrag/reproduce.py'),
                                   'finrag.reproduce.cutoff_list': ('reproduce.html#cutoff_list', 'finrag/reproduce.py'),
