@@ -91,6 +91,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'finrag.data._sniff_news_format': ('data.html#_sniff_news_format', 'finrag/data.py'),
                              'finrag.data._ymd': ('data.html#_ymd', 'finrag/data.py'),
                              'finrag.data.beir_corpus': ('data.html#beir_corpus', 'finrag/data.py'),
+                             'finrag.data.beir_text': ('data.html#beir_text', 'finrag/data.py'),
                              'finrag.data.encoding_problem': ('data.html#encoding_problem', 'finrag/data.py'),
                              'finrag.data.iter_csv_records': ('data.html#iter_csv_records', 'finrag/data.py'),
                              'finrag.data.iter_json_records': ('data.html#iter_json_records', 'finrag/data.py'),
