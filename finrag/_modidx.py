@@ -1085,6 +1085,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'finrag.reproduce.experiment_plan': ('reproduce.html#experiment_plan', 'finrag/reproduce.py'),
                                   'finrag.reproduce.headline_numbers': ('reproduce.html#headline_numbers', 'finrag/reproduce.py'),
                                   'finrag.reproduce.outputs_summary': ('reproduce.html#outputs_summary', 'finrag/reproduce.py'),
+                                  'finrag.reproduce.redact_file': ('reproduce.html#redact_file', 'finrag/reproduce.py'),
                                   'finrag.reproduce.run_experiment': ('reproduce.html#run_experiment', 'finrag/reproduce.py'),
                                   'finrag.reproduce.run_retrieval_eval': ('reproduce.html#run_retrieval_eval', 'finrag/reproduce.py'),
                                   'finrag.reproduce.shown_path': ('reproduce.html#shown_path', 'finrag/reproduce.py')},
