@@ -138,3 +138,9 @@ def test_answer_fences_documents_and_prints_no_control_characters(capsys, tmp_pa
     assert "untrusted data" in system and "<<<DOCUMENT id=N>>>" in system
     assert prompt.count("<<<END DOCUMENT>>>") == prompt.count("<<<DOCUMENT id=") == 3, prompt
     assert "< < <END DOCUMENT> > >" in prompt and "＜" not in prompt and "\u200b" not in prompt
+
+
+def test_reproduce_plan_redacts_a_url_parameter(capsys):
+    code, out, err = run_cli(capsys, "reproduce", "graphrag", "--dry-run", "-p", f"llm_base_url=http://bob:{SECRET}@127.0.0.1:1/v1")
+    assert code == 0 and '"llm_base_url": "http://***@127.0.0.1:1/v1"' in out, out + err
+    assert SECRET not in out + err
