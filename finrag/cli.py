@@ -9,9 +9,9 @@ from pathlib import Path
 import typer
 from . import __version__
 from .core import FinragError, Timings, sample_news_path
-from .config import check_range, get_settings
+from .config import check_range, get_settings, redact
 from .report import (enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, answer_record,
-                           answer_report, build_estimate, build_summary)
+                           answer_report, build_estimate, build_summary, printable)
 
 # %% auto #0
 __all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'lattice_app', 'data_app', 'main', 'enrich', 'ingest',
@@ -37,10 +37,10 @@ def main():
     "Console entry point: run the app, turning `FinragError`s into a one-line message and exit code 2."
     try: app()
     except FinragError as e:
-        typer.secho(f"error: {e}", fg="red", err=True)
+        typer.secho(printable(f"error: {e}"), fg="red", err=True)
         sys.exit(e.exit_code)
     except OSError as e:       # a path the user gave that the file system refuses (a folder for a file, no permission, ...)
-        typer.secho(f"error: {e.strerror or e}" + (f": {e.filename2 or e.filename}" if e.filename else ""), fg="red", err=True)
+        typer.secho(printable(f"error: {e.strerror or e}" + (f": {e.filename2 or e.filename}" if e.filename else "")), fg="red", err=True)
         sys.exit(2)
 
 # %% ../nbs/90_cli.ipynb #f2a06790
@@ -65,7 +65,7 @@ def enrich(news:Path=typer.Argument(None, help="News file (FNSPID CSV or JSONL);
         summary = rep.summary()
     with t("chunk"): chunks = chunk_news(items)
     ecs, E = _enrich(chunks, timings=t)
-    typer.echo(f"{summary}\n{len(chunks)} chunks, embeddings {E.shape}\n")
+    typer.echo(printable(f"{summary}\n{len(chunks)} chunks, embeddings {E.shape}\n"))
     typer.echo(enrichment_table(ecs[:limit]))
     typer.echo("\nseconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
 
@@ -82,7 +82,7 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
     "Build or update a P1 store: chunks, entities, sentiment, embeddings, FAISS index and graph."
     from finrag.graphrag.ingest import ingest as _ingest
     r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet, encoding=encoding, wait=not no_wait)
-    typer.echo(r.load_summary); typer.echo(r.summary())
+    typer.echo(printable(r.load_summary)); typer.echo(printable(r.summary()))
 
 # %% ../nbs/90_cli.ipynb #22692603
 store_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Inspect and repair a P1 store.")
@@ -99,7 +99,7 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
         s = NewsStore(store, repair=True)
         try:
             problems = s.check()
-            for p in problems: typer.echo(f"problem: {p}")
+            for p in problems: typer.echo(printable(f"problem: {p}"))
             if problems and repair: typer.echo(f"repaired: {s.repair()}"); problems = s.check()
             typer.echo(f"{store}: {'OK' if not problems else 'NOT consistent'}: {len(s.rows)} chunks, graph {s.graph.counts()}")
         finally: s.close()
@@ -112,7 +112,7 @@ def _stream_answer(rag, r):
     llm = rag.llm
     typer.echo(llm_banner(llm, prompt_tokens_estimate(build_prompt(r))), err=True)
     typer.echo("answer: ", nl=False)
-    answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(s), sys.stdout.flush()))
+    answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(printable(s)), sys.stdout.flush()))
     typer.echo("")
 
 @app.command()
@@ -131,7 +131,7 @@ def ask(question:str=typer.Argument(..., help="The question."),
         r = rag.retrieve(question, mode, tau)
         if json_out:
             if not no_llm: answer(rag, r)
-            typer.echo(r.to_json(indent=1)); return
+            typer.echo(printable(r.to_json(indent=1))); return
         typer.echo(format_contexts(r))
         if not no_llm: _stream_answer(rag, r)
         typer.echo(format_footer(r))
@@ -180,7 +180,7 @@ def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattic
     "Re-run a paper's experiment notebooks with papermill (figures/ and results/, or runs/quick/ with --quick)."
     from finrag.reproduce import experiment_plan, run_experiment, outputs_summary, shown_path
     for nb, out, p in experiment_plan(paper, quick, param):
-        typer.echo(f"{nb.relative_to(nb.parents[2])} -> {out.relative_to(out.parents[1])}  {json.dumps(p) if p else '(production defaults)'}")
+        typer.echo(f"{nb.relative_to(nb.parents[2])} -> {out.relative_to(out.parents[1])}  {printable(redact(json.dumps(p))) if p else '(production defaults)'}")
         if dry_run: continue
         env = {"FINRAG_LLM": os.environ.get("FINRAG_LLM") or "smollm2-135m"} if quick else None   # --quick: the tests' tiny tier
         secs, made = run_experiment(nb, out, p, env=env, progress=True)
@@ -212,7 +212,7 @@ def answer(question:str=typer.Argument(..., help="The question."),
         if v is not None: check_range(HierarchicalSettings, key, v, option=opt)
     hr = HierarchicalRetriever(read_corpus(f), stage2=stage2)   # None: [hierarchical] stage2
     a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
-    if json_out: typer.echo(json.dumps(answer_record(question, a, split))); return
+    if json_out: typer.echo(printable(json.dumps(answer_record(question, a, split)))); return
     typer.echo(answer_report(a, split))
 
 # %% ../nbs/90_cli.ipynb #943907aa

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 import typer
 from .core import FinragError
-from .report import retrieval_report
+from .report import printable, retrieval_report
 
 # %% auto #0
 __all__ = ['eval_app', 'eval_questions', 'eval_graphrag', 'eval_retrieval_cmd']
@@ -27,8 +27,8 @@ def eval_questions(store:Path=typer.Option(..., "--store", help="A store built b
     from finrag.llm import get_llm
     qs = generate_questions(store, n=n, seed=seed, llm=get_llm() if llm else None)
     write_questions(qs, out)
-    typer.echo(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
-               (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else ""))
+    typer.echo(printable(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
+                         (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else "")))
 
 @eval_app.command("graphrag")
 def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
@@ -47,9 +47,9 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
-    if rep.n_bad: typer.echo(rep.summary(), err=True)
+    if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n)
-    typer.echo(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False) if json_out else format_report(r))
+    typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0
 @eval_app.command("retrieval")
@@ -70,6 +70,6 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
     from finrag.reproduce import run_retrieval_eval, cutoff_list
     r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, cutoff_list(k), (100,),
                            {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out)
-    for note in r.notes: typer.echo(f"warning: {note}", err=True)
+    for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)
     if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return
     typer.echo(retrieval_report(r, split))

@@ -12,7 +12,8 @@ from .core import InputError, project_root
 
 # %% auto #0
 __all__ = ['valid', 'check_range', 'DataSettings', 'GraphRAGSettings', 'ScorerSettings', 'HierarchicalSettings',
-           'LatticeSettings', 'ModelSettings', 'redact', 'Settings', 'settings_path', 'load_settings', 'get_settings']
+           'LatticeSettings', 'ModelSettings', 'redact', 'Settings', 'settings_path', 'load_settings', 'get_settings',
+           'check_question']
 
 # %% ../nbs/01_config.ipynb #7147068b
 def valid(lo=None,            # the least value allowed (None: no bound)
@@ -138,6 +139,7 @@ class ModelSettings:
     llm_slots: int = valid(1, 64, what="in 1..64")              # parallel sequences of the local server and default concurrency of `LLMClient.map`
     judge_llm: str            # the tier of the P(yes) relevance judge; empty = the `llm` tier
     llm_temperature: float = valid(0.0, 2.0, what="in [0, 2]")
+    max_question_chars: int = valid(1, what=">= 1 character")  # a longer question is refused (`check_question`) before it reaches a prompt
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 
 # %% ../nbs/01_config.ipynb #2334d45c
@@ -258,3 +260,14 @@ def get_settings() -> Settings:
     keys = ("FINRAG_LLM", "FINRAG_LLM_BASE_URL","FINRAG_LLM_MODEL","FINRAG_LLM_API_KEY","FINRAG_NEO4J_URI","FINRAG_NEO4J_USER",
             "FINRAG_NEO4J_PASSWORD","FINRAG_NEO4J_DATABASE")
     return _cached(str(settings_path()), tuple(os.environ.get(k) for k in keys))
+
+# %% ../nbs/01_config.ipynb #a133a92e
+def check_question(question:str,          # the user's question
+                   max_chars:int|None=None # None = `[models] max_question_chars`
+                  ) -> str:
+    "`question` when it is at most `max_chars` characters; `InputError` (field 'question') saying its length and the setting otherwise."
+    if max_chars is None: max_chars = get_settings().models.max_question_chars
+    if len(question) > max_chars:
+        raise InputError(f"the question is {len(question):,} characters; at most {max_chars:,} are sent to the LLM "
+                         "([models] max_question_chars): shorten it or raise the setting", field="question")
+    return question

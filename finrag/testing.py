@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_testing.ipynb #8cbabc82
 from __future__ import annotations
-import atexit, http.server, json, subprocess, sys, threading, time
+import atexit, http.server, json, os, subprocess, sys, threading, time
 from pathlib import Path
 from .core import FinragError
 from dataclasses import dataclass, field
@@ -290,8 +290,12 @@ def start_arcadedb(root,                 # folder for ArcadeDB's files (database
     java, jars = arcadedb_java()
     root = Path(root); root.mkdir(parents=True, exist_ok=True)
     port, http_port = port or free_port(), http_port or free_port()
+    pw_file = root/"root-password"              # read once, at the first start; never on the command line (`ps` shows it)
+    pw_file.unlink(missing_ok=True)
+    fd = os.open(pw_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f: f.write(password)
     cmd = [str(java), f"-Xmx{heap}", "-cp", f"{jars}/*",
-           f"-Darcadedb.server.rootPath={root}", f"-Darcadedb.server.rootPassword={password}",
+           f"-Darcadedb.server.rootPath={root}", f"-Darcadedb.server.rootPasswordPath={pw_file}",
            f"-Darcadedb.server.defaultDatabases={database}[root]",
            "-Darcadedb.server.plugins=Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
            "-Darcadedb.bolt.host=127.0.0.1", f"-Darcadedb.bolt.port={port}",
@@ -299,7 +303,7 @@ def start_arcadedb(root,                 # folder for ArcadeDB's files (database
            "com.arcadedb.server.ArcadeDBServer"]
     out = open(root/"arcadedb.out", "wb")   # not root/'log': ArcadeDB writes its own log/ folder there
     try: proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=root)
-    except OSError as e: raise FinragError(f"cannot run {java}: {e}") from None
+    except OSError as e: pw_file.unlink(missing_ok=True); raise FinragError(f"cannot run {java}: {e}") from None
     finally: out.close()
     srv = ArcadeDBServer(proc, root, f"bolt://127.0.0.1:{port}", http_port, password, database=database)
     atexit.register(srv.stop)
@@ -309,9 +313,9 @@ def start_arcadedb(root,                 # folder for ArcadeDB's files (database
         try:
             with neo4j.GraphDatabase.driver(srv.uri, auth=(srv.user, password), connection_timeout=5) as d, \
                  d.session(database=database) as sess:   # an auto-commit query: no driver-side retries
-                sess.run("RETURN 1 AS x").consume(); return srv
+                sess.run("RETURN 1 AS x").consume(); pw_file.unlink(missing_ok=True); return srv   # the users file holds it now
         except Exception as e: err = e; time.sleep(0.25)
-    srv.stop()
+    srv.stop(); pw_file.unlink(missing_ok=True)
     tail = srv.log_path.read_text(errors="replace")[-1500:]
     why = f"exited with code {proc.returncode}" if proc.returncode not in (None, -15, 143) else f"did not answer within {timeout:g} s ({err})"
     raise FinragError(f"ArcadeDB at {srv.uri} {why}; log {srv.log_path}:\n{tail}")

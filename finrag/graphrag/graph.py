@@ -8,7 +8,7 @@ import datetime as _dt, logging, operator
 from collections.abc import Mapping
 from pathlib import Path
 from ..core import FinragError, InputError, project_root
-from ..config import Settings, get_settings
+from ..config import Settings, get_settings, redact
 
 _log = logging.getLogger(__name__)
 
@@ -281,33 +281,35 @@ class Neo4jGraph(GraphStore):
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable, ConfigurationError
         self.uri, self.database = uri, database
-        self.location = uri + (f" (database {database})" if database else "")
+        self.shown = redact(uri, [password])          # what messages, logs and records name: no `user:pw@`, no password
+        self.location = self.shown + (f" (database {database})" if database else "")
         self._driver = None
+        fail = lambda msg: FinragError(redact(msg, [password]))   # the driver's own message may quote the URI
         try:
             self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=connection_timeout)
             self._driver.verify_connectivity()
         except AuthError as e:
             self.close()
-            raise FinragError(f"Neo4j at {uri}: authentication failed for user {user!r} ({e.message}); "
-                              "check FINRAG_NEO4J_USER and FINRAG_NEO4J_PASSWORD") from None
+            raise fail(f"Neo4j at {self.shown}: authentication failed for user {user!r} ({e.message}); "
+                       "check FINRAG_NEO4J_USER and FINRAG_NEO4J_PASSWORD") from None
         except ServiceUnavailable as e:
             self.close()
-            raise FinragError(f"Neo4j at {uri} is unreachable ({e}); check FINRAG_NEO4J_URI and that the server runs") from None
+            raise fail(f"Neo4j at {self.shown} is unreachable ({e}); check FINRAG_NEO4J_URI and that the server runs") from None
         except (ConfigurationError, ValueError) as e:
             self.close()
-            raise FinragError(f"Neo4j URI {uri!r} is not usable: {e}") from None
+            raise fail(f"Neo4j URI {self.shown!r} is not usable: {e}") from None
         self._schema(); self._check_format()
 
     def _schema(self):
         from neo4j.exceptions import Neo4jError
         for s in NEO4J_SCHEMA:
             try: self._run(s)
-            except Neo4jError as e: _log.info("%s: schema statement not supported by this server, skipped (%s): %s", self.uri, e.code, s)
+            except Neo4jError as e: _log.info("%s: schema statement not supported by this server, skipped (%s): %s", self.shown, e.code, s)
 
     def _run(self, query, params=None):
         from neo4j.exceptions import ServiceUnavailable, SessionExpired
         try: res = self._driver.execute_query(query, parameters_=params or {}, database_=self.database)
-        except (ServiceUnavailable, SessionExpired) as e: raise FinragError(f"Neo4j at {self.uri}: connection lost ({e})") from None
+        except (ServiceUnavailable, SessionExpired) as e: raise FinragError(redact(f"Neo4j at {self.shown}: connection lost ({e})")) from None
         return [r.data() for r in res.records]
 
     def close(self):
@@ -321,7 +323,7 @@ def open_graph(store_dir=None,             # folder of the embedded store (defau
     "Neo4j when `settings.neo4j_uri` is set, else LadybugDB at `<store_dir>/graph`."
     s = settings or get_settings()
     if s.neo4j_uri:
-        if not s.neo4j_password: raise FinragError(f"FINRAG_NEO4J_URI is set ({s.neo4j_uri}) but FINRAG_NEO4J_PASSWORD is not")
+        if not s.neo4j_password: raise FinragError(f"FINRAG_NEO4J_URI is set ({redact(s.neo4j_uri)}) but FINRAG_NEO4J_PASSWORD is not")
         return Neo4jGraph(s.neo4j_uri, s.neo4j_user, s.neo4j_password, s.neo4j_database)
     return LadybugGraph(Path(store_dir or project_root()/"stores")/"graph", read_only=read_only)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from .. import __version__
 from ..core import FinragError, InputError, Timings, stable_id
-from ..config import get_settings
+from ..config import get_settings, redact
 from ..data import load_news
 from ..chunking import Chunker, chunk_news
 from .enrich import enrich
@@ -57,9 +57,9 @@ STORE_FORMAT = 1
 VECTOR_FILES = ("chunks.jsonl", "embeddings.npy")   # written as `<name>.new`, then renamed in this order
 
 def _graph_backend() -> str:
-    "Where the configured graph lives: 'ladybug' (embedded, in the store) or 'neo4j:<uri>'."
-    uri = get_settings().neo4j_uri
-    return f"neo4j:{uri}" if uri else "ladybug"
+    "Where the configured graph lives: 'ladybug' (embedded, in the store) or 'neo4j:<uri>' (credentials redacted: it goes into meta.json)."
+    s = get_settings()
+    return f"neo4j:{redact(s.neo4j_uri, [s.neo4j_password])}" if s.neo4j_uri else "ladybug"
 
 def atomic_write(path,        # the file to (re)place; its folder must exist
                  data:bytes):
@@ -226,6 +226,7 @@ class NewsStore:
             raise FinragError(f"{self.path}: built with embedder {self.meta.get('embedder')!r}, configured {self.embedder_name!r}; "
                               "re-ingest or set [models] embedder back.")
         want, have = self.meta.get("graph_backend"), _graph_backend()
+        if want: want = redact(want)                  # a store written before meta.json was redacted
         if self.check_graph and want and want != have:
             raise FinragError(f"{self.path}: its graph lives in {want}, but the configured graph backend is {have}; "
                               + ("set FINRAG_NEO4J_URI (and user/password) to that server" if want.startswith("neo4j")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 from fastcore.basics import patch
 from ..core import InputError, ModelUnavailableError, Timings
+from ..config import check_question
 from ..models import default_embedder
 from ..llm import default_llm
 from ..config import HierarchicalSettings, get_settings
@@ -209,6 +210,7 @@ def answer_question(question:str,                  # the user's question
                     max_tokens:int=128) -> Answer:
     "Retrieve with the hierarchical pipeline, keep the top `k`, answer (P2: split/merge above the threshold); `InputError` on bad input."
     if not isinstance(question, str) or not question.strip(): raise InputError("empty question", field="question")
+    check_question(question)                       # before retrieving: [models] max_question_chars
     k = retriever.final_k if k is None else int(k)
     if k < 1: raise InputError(f"k must be positive, got {k}", field="k")
     limit = long_context_threshold() if threshold_tokens is None else int(threshold_tokens)
