@@ -178,9 +178,10 @@ def have_data(names,          # a dataset name (see `source_for`) or a list of t
     srcs = {s.name: s for s in map(source_for, [names] if isinstance(names, str) else names)}
     gaps = {n: (sum(file_status(f, r) == "present" for f in s.files), len(s.files)) for n, s in srcs.items()}
     gaps = {n: (k, m) for n, (k, m) in gaps.items() if k < m}
+    cmds = [f"`finrag data get {n}`" for n in gaps]
     def check():
         if gaps: raise FinragError(f"needs {', '.join(f'{n} ({k}/{m} files)' for n, (k, m) in gaps.items())} in the data root {r}: "
-                                   f"run {' and '.join(f'`finrag data get {n}`' for n in gaps)}")
+                                   f"run {' and '.join(filter(None, [', '.join(cmds[:-1]), cmds[-1]]))}")
     return have(check, shows)
 
 # %% ../nbs/02c_download.ipynb #7c78bc04
