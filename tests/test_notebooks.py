@@ -59,3 +59,18 @@ def test_notebook(nb, request, empty_data_root, monkeypatch):
     monkeypatch.setenv("FINRAG_DATA_ROOT", str(empty_data_root))
     ok, secs = run_notebook(nb, skip_flags=SKIP, showerr=True)
     assert ok, f"{nb.name} failed (see the cell error above)"
+
+
+def test_flagged_cells_are_guarded():
+    "Every `#| notest` / `#| slow` lesson cell checks what it needs first (`have_data` / `have`, or a flag set by one in an earlier cell), so Run All goes on without it."
+    import re, nbformat
+    unguarded = []
+    for p in NOTEBOOKS:
+        flags = set()                       # names assigned from a guard: `dev = have_data(...)`
+        for c in nbformat.read(p, as_version=4).cells:
+            if c.cell_type != "code": continue
+            flags |= set(re.findall(r"^(\w+) = .*\bhave(?:_data)?\(", c.source, re.M))
+            if not re.search(r"^#\|\s*(notest|slow)\b", c.source, re.M): continue
+            guarded = re.search(r"\bhave(?:_data)?\(", c.source) or any(re.search(rf"^if {f}\b", c.source, re.M) for f in flags)
+            if not guarded: unguarded.append(f"{p.name} cell {c.get('id')}")
+    assert not unguarded, f"flagged cells without a have_data/have guard: {unguarded}"
