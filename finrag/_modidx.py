@@ -143,6 +143,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'finrag.download.download_file': ('download.html#download_file', 'finrag/download.py'),
                                  'finrag.download.file_status': ('download.html#file_status', 'finrag/download.py'),
                                  'finrag.download.get': ('download.html#get', 'finrag/download.py'),
+                                 'finrag.download.have': ('download.html#have', 'finrag/download.py'),
+                                 'finrag.download.have_data': ('download.html#have_data', 'finrag/download.py'),
                                  'finrag.download.register_source': ('download.html#register_source', 'finrag/download.py'),
                                  'finrag.download.source_for': ('download.html#source_for', 'finrag/download.py')},
             'finrag.graphrag.boilerplate': { 'finrag.graphrag.boilerplate._norm': ( 'graphrag.boilerplate.html#_norm',
