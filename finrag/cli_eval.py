@@ -59,7 +59,7 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        preretrieval:bool=typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: the method's: on for bm25 and hierarchical, off for dense and hybrid, never for lattice)."),
                        llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
-                       stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
+                       stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid (RRF) | zsum (standard scores)); default: [hierarchical] stage1 = zsum."),
                        stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 = none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24)."),
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
                        scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),

@@ -9,7 +9,8 @@ import numpy as np
 from scipy import stats
 
 # %% auto #0
-__all__ = ['STRATA', 'paired_wilcoxon', 'latency_summary', 'bootstrap_ci', 'summarise', 'compare_modes', 'latency_table']
+__all__ = ['STRATA', 'paired_wilcoxon', 'latency_summary', 'bootstrap_ci', 'paired_bootstrap_ci', 'paired_randomisation_test',
+           'summarise', 'compare_modes', 'latency_table']
 
 # %% ../nbs/08_stats.ipynb #0cdeaa40
 def paired_wilcoxon(graph,    # scores of the graph mode, one per question
@@ -57,6 +58,40 @@ def bootstrap_ci(values, level:float=0.95, n_resamples:int=2000, seed:int=0) -> 
     r = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=level, method="percentile",
                         rng=np.random.default_rng(seed))
     return (float(r.confidence_interval.low), float(r.confidence_interval.high))
+
+# %% ../nbs/08_stats.ipynb #d131dd8a
+def _pairs(a, b):
+    "(a, b, n_dropped): the finite pairs of two equal-length score lists; `ValueError` for unequal shapes."
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1: raise ValueError(f"unpaired inputs: {a.shape} vs {b.shape} (need two 1-d lists of equal length)")
+    ok = np.isfinite(a) & np.isfinite(b)
+    return a[ok], b[ok], int((~ok).sum())
+
+def paired_bootstrap_ci(a,                    # per-query scores of system a
+                        b,                    # per-query scores of system b, same queries in the same order
+                        level:float=0.95,     # confidence level
+                        n_resamples:int=2000, # bootstrap resamples of the queries
+                        seed:int=0) -> dict:
+    "{n, n_dropped, mean_a, mean_b, mean_diff, ci_low, ci_high}: percentile-bootstrap CI of mean(a − b) over resampled queries (`bootstrap_ci` of the differences); NaN CI below 2 pairs; `ValueError` for unequal lengths."
+    a, b, dropped = _pairs(a, b)
+    lo, hi = bootstrap_ci(a - b, level, n_resamples, seed)
+    m = lambda x: float(x.mean()) if len(x) else float("nan")
+    return dict(n=int(len(a)), n_dropped=dropped, mean_a=m(a), mean_b=m(b), mean_diff=m(a - b), ci_low=lo, ci_high=hi)
+
+def paired_randomisation_test(a,                     # per-query scores of system a
+                              b,                     # per-query scores of system b, same order
+                              n_resamples:int=10000, # sign patterns drawn (all 2**n of them when that is fewer: exact)
+                              alternative:str="two-sided", # 'two-sided' | 'greater' (a > b) | 'less'
+                              seed:int=0) -> dict:
+    "{n, n_dropped, mean_diff, p, exact}: sign-flip permutation test of mean(a − b) = 0 (`scipy.stats.permutation_test`); p = 1 when every difference is 0; `ValueError` for unequal lengths."
+    a, b, dropped = _pairs(a, b)
+    d = a - b
+    out = dict(n=int(len(d)), n_dropped=dropped, mean_diff=float(d.mean()) if len(d) else float("nan"), p=float("nan"), exact=True)
+    if not len(d): return out
+    if not np.any(d): return out | dict(p=1.0)
+    r = stats.permutation_test((d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples", vectorized=True,
+                               n_resamples=n_resamples, alternative=alternative, rng=np.random.default_rng(seed))
+    return out | dict(p=float(r.pvalue), exact=bool(2**len(d) <= n_resamples))
 
 # %% ../nbs/08_stats.ipynb #47f72b3b
 STRATA = ("all", "direct", "relational")   # P1's question types; 'all' = every row

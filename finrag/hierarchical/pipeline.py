@@ -25,7 +25,7 @@ __all__ = ['STAGE_SCORERS', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_S
            'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
-STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
+STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "maxsim", "llm", "ce", "ce:<path>")
 
 def finetuned_ce_dir() -> Path:
     "Where nbs/24_hierarchical.rerank saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
@@ -47,6 +47,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     dense = corpus if dense_corpus is None else dense_corpus
     if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
+    if n == "zsum": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)], fusion="z")
     if n == "maxsim": return MaxSimScorer(emb())
     if n == "llm":
         j = (get_settings().hierarchical if config is None else config).scorer("llm")

@@ -17,10 +17,10 @@ from ..relevance import RELEVANCE_SYSTEM, check_cut, get_judge_llm, relevance_ma
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
-__all__ = ['PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer',
-           'BiEncoderScorer', 'HybridScorer', 'MaxSimScorer', 'load_cross_encoder', 'CrossEncoderScorer',
-           'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade', 'split_queries', 'training_pairs',
-           'finetune_cross_encoder']
+__all__ = ['POOL_FUSIONS', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer',
+           'BiEncoderScorer', 'zscore', 'fuse_pool', 'HybridScorer', 'MaxSimScorer', 'load_cross_encoder',
+           'CrossEncoderScorer', 'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade', 'split_queries',
+           'training_pairs', 'finetune_cross_encoder']
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #1575c1b6
 @runtime_checkable
@@ -86,19 +86,47 @@ def _pool_rrf(score_lists:list, rrf_k:float=60) -> np.ndarray:
     fused = rrf(runs, rrf_k).get("q", {})
     return np.array([fused[i] for i in range(len(score_lists[0]))]) if score_lists and len(score_lists[0]) else np.zeros(0)
 
+def zscore(s:np.ndarray) -> np.ndarray:
+    "(n,) standard scores (s − mean)/std over the pool's finite values (std = 0 → 0); NaN → the pool's minimum z (ranks last)."
+    s = np.asarray(s, dtype=np.float64); ok = np.isfinite(s)
+    if not ok.any(): return np.zeros(len(s))
+    sd = s[ok].std()
+    z = (s - s[ok].mean())/sd if sd > 0 else np.zeros(len(s))
+    return np.where(ok, z, z[ok].min())
+
+POOL_FUSIONS = ("rrf", "z")
+
+def fuse_pool(score_lists:list,      # k (n,) score arrays of one pool, one per scorer (any scale)
+              fusion:str="rrf",      # 'rrf': Σ w/(rrf_k + rank) | 'z': Σ w·zscore (CombSUM of standard scores)
+              weights=None,          # k weights; None = all 1
+              rrf_k:float=60) -> np.ndarray:
+    "(n,) fused scores of several scorers over one pool, higher = better (the one fusion of `HybridScorer`); `InputError` for an unknown fusion or mismatched lengths."
+    if fusion not in POOL_FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(POOL_FUSIONS)}", field="fusion")
+    w = np.ones(len(score_lists)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if len(w) != len(score_lists): raise InputError(f"{len(w)} weights for {len(score_lists)} scorers", field="weights")
+    if len({len(s) for s in score_lists}) > 1: raise InputError("the scorers' score arrays differ in length", field="scores")
+    if not score_lists or not len(score_lists[0]): return np.zeros(0)
+    if fusion == "rrf":
+        if weights is None: return _pool_rrf(score_lists, rrf_k)
+        return sum(wi*_pool_rrf([s], rrf_k) for wi, s in zip(w, score_lists))
+    return sum(wi*zscore(s) for wi, s in zip(w, score_lists))
+
 class HybridScorer:
-    "Reciprocal rank fusion of several scorers over the pool: Σ 1/(rrf_k + rank) (`finrag.retrieval.rrf`)."
+    "Fusion of several scorers over the pool: reciprocal rank fusion Σ 1/(rrf_k + rank) (`finrag.retrieval.rrf`) or the sum of standard scores (`fuse_pool`)."
     def __init__(self,
                  scorers:list,             # `Scorer`s
-                 rrf_k:float=60):          # RRF constant
+                 rrf_k:float=60,           # RRF constant
+                 fusion:str="rrf",         # 'rrf' | 'z' (`fuse_pool`)
+                 weights=None):            # one weight per scorer; None = equal
         if not scorers: raise InputError("HybridScorer needs at least one scorer", field="scorers")
-        self.scorers, self.rrf_k = list(scorers), rrf_k
-        self.name = "rrf(" + "+".join(s.name for s in self.scorers) + ")"
+        if fusion not in POOL_FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(POOL_FUSIONS)}", field="fusion")
+        self.scorers, self.rrf_k, self.fusion, self.weights = list(scorers), rrf_k, fusion, weights
+        self.name = fusion + "(" + "+".join(s.name for s in self.scorers) + ")"
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
-        "(len(docs),) fused scores in (0, n_scorers/(rrf_k+1)]."
+        "(len(docs),) fused scores: rrf in (0, n_scorers/(rrf_k+1)], z unbounded (0 = every member's pool mean)."
         if not len(docs): return np.zeros(0)
-        return _pool_rrf([sc.score(query, docs, ids) for sc in self.scorers], self.rrf_k)
+        return fuse_pool([sc.score(query, docs, ids) for sc in self.scorers], self.fusion, self.weights, self.rrf_k)
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #c7d40ea8
 class MaxSimScorer:
