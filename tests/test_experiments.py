@@ -129,3 +129,13 @@ def test_parameters_parse(name):
                 if "parameters" in c.get("metadata", {}).get("tags", []))
     assigned = {m.group(1) for m in re.finditer(r"^(\w+)\s*(?::[^=\n]*)?=", "".join(cell["source"]), re.M)}
     assert assigned and assigned == set(pm.inspect_notebook(str(EXP / f"{name}.ipynb"))), name
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_experiment_is_parameters_and_calls(name):
+    "An experiment notebook holds parameters, library calls, tables and plots: at most 5 function/class definitions (the method lives in the library)."
+    import ast
+    cells = json.loads((EXP / f"{name}.ipynb").read_text())["cells"]
+    tree = ast.parse("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code"))
+    defs = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    assert len(defs) <= 5, f"{name}.ipynb defines {len(defs)} functions/classes ({', '.join(defs)}): move them into the library"

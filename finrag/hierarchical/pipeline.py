@@ -135,8 +135,8 @@ def query(self:HierarchicalRetriever, text:str) -> str:
     return text if self.pre is None else self.pre.query(text)
 
 @patch
-def rank(self:HierarchicalRetriever, query:str, excluded=()) -> list:
-    "[(doc id, stage)] best first: the cascade's top `final_k`, then the rest of stage 1's survivors (stage=1), by `Cascade(backfill=True)`."
+def rank(self:HierarchicalRetriever, query:str, excluded=(), scores:bool=False) -> list:
+    "[(doc id, stage)] best first: the cascade's top `final_k`, then the rest of stage 1's survivors (stage=1), by `Cascade(backfill=True)`; with `scores`, [(doc id, score, stage)] (each stage's own scale)."
     llms = [l for l in {id(l): l for l in map(_llm_of, (self.stage1, self.stage2)) if l}.values()]
     before = [asdict(l.stats) for l in llms]
     with self.timings("preretrieval.query"): q = self.query(query)
@@ -151,7 +151,7 @@ def rank(self:HierarchicalRetriever, query:str, excluded=()) -> list:
         from finrag.llm import USAGE_KEYS
         deltas = [l.stats.since(b) for l, b in zip(llms, before)]
         self.query_stats[self.n_queries] = {k: sum(d[k] for d in deltas) for k in USAGE_KEYS}
-    return [(d, st) for d, _, st in r]
+    return r if scores else [(d, st) for d, _, st in r]
 
 @patch
 def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:

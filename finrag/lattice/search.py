@@ -348,10 +348,11 @@ register_method("lattice", lattice_retriever, batch=1, doc="LATTICE search over 
 def lattice_plus_retriever(corpus:dict, tree=None, scorer="llm",
                            rrf_k:float=60,   # RRF constant of the fusion
                            embedder=None,    # the dense retriever's embedder; None = `get_embedder()`
+                           others:list|None=None, # cheap retrievers already built over `corpus` (e.g. to share their index); None = BM25 + dense
                            **kw) -> LatticeFusion:
     "LATTICE++ (`LatticeFusion`) over `tree`, checked against `corpus` like `lattice_retriever`; its `notes` are LATTICE's."
     lat = lattice_retriever(corpus, tree, scorer, **kw)
-    f = LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k)
+    f = LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k) if others is None else LatticeFusion(lat, others, rrf_k)
     f.notes = lat.notes
     return f
 
