@@ -26,6 +26,7 @@ import argparse, os, statistics, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
+from finrag.config import redact
 from finrag.data import BeirDataset
 from finrag.datasets import load_dev
 
@@ -47,7 +48,7 @@ def build(args):
               branching=args.branching, max_leaf_docs=args.branching, partition_tokens=args.partition_tokens,
               llm_depth=args.llm_depth)
     est = estimate_build(sl.corpus, **kw, model=llm.model)
-    print(f"{sl}; LLM {llm.model} at {llm.base_url or 'local'}; load {os.getloadavg()[0]:.1f}")
+    print(f"{sl}; LLM {llm.model} at {redact(llm.base_url) if llm.base_url else 'local'}; load {os.getloadavg()[0]:.1f}")
     print(f"estimate: ~{est['calls']} LLM calls, ~{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens, "
           f"~{est['seconds'] / 60:.0f} min at {est['speed'][0]:g}/{est['speed'][1]:g} tokens/s (prompt/decode)", flush=True)
     t0 = time.perf_counter()

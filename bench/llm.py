@@ -1,31 +1,194 @@
-"""LLM tier benchmark: for each packaged tier and thread count, the in-process llama.cpp server's start time, prompt
-and decode tokens/s (llama.cpp's own `timings`), the time to the first streamed token, and — with --demo — the total
-LLM time of `finrag demo`'s six answers (three questions, vector and graph) on the made-up sample.
+"""LLM benchmark (issue 25): how fast the in-process llama.cpp server runs each packaged tier, and how close to this
+machine's limit. Numbers are printed and written to results/llm_bench.json (judge-tier: results/p2_judge_tier.json),
+never asserted. The load average is printed with every row: on the shared 2-core machine numbers under load are not
+idle numbers.
 
-    python bench/llm.py [--tiers qwen2.5-coder-1.5b,qwen2.5-coder-0.5b,smollm2-135m] [--threads 1,2]
-                        [--prompt-tokens 700] [--gen 64] [--demo]
+On an IDLE machine, run exactly (about 30-40 minutes in all):
 
-Numbers are printed, never asserted. The load average is printed with every row: on a shared 2-core machine the
-2-thread rows are meaningless under load (llama.cpp's threads wait for each other at every step); rerun idle.
-The first use of a Qwen tier assembles its GGUF from the installed part packages (once, into <cache_dir>/models).
+    python bench/llm.py all --tiers qwen2.5-coder-1.5b,qwen2.5-coder-0.5b
+    python bench/llm.py judge-tier --tier qwen2.5-coder-0.5b --queries 30
+    python bench/llm.py judge-tier --tier qwen2.5-coder-1.5b --queries 30
+
+then set `[models] llm_slots` to the 'chosen slots' printed by `all` and `[models] judge_llm` to the tier whose AUC CI
+is not below the other's at the lower cost (README "LLM tiers"). `--quick` runs every part on a few requests (for
+debugging; the tiny tier by default; written to runs/*.quick.json, never over results/).
+
+Commands:
+  speed       single-sequence prompt and decode tokens/s (llama.cpp's own `timings`), each beside the limit it implies:
+              measured float32 matmul GFLOP/s / (2 x parameters) for prompt reading (compute-bound), measured memory
+              bandwidth / GGUF bytes for decoding (memory-bound), and the ratio; --demo: the demo's six answers too
+  slots       throughput (tokens/s, requests/s) at 1/2/4/8 server slots with as many concurrent requests, for a
+              decode-heavy job (RAGAS-like JSON answers) and a prompt-heavy one (P(yes) over 10 documents); the chosen
+              default = the fewest slots within 10% of the best decode-heavy throughput
+  judge       P(yes) of 10 documents for one query with the judge tier: wall seconds, and the prompt cache checked with
+              the server's own timings (prompt tokens evaluated vs sent: the shared instruction+query prefix is cached)
+  all         speed + slots + judge
+  judge-tier  per development dataset (financebench, finqa, tatqa): P(yes) AUC of a tier on N queries x their BM25
+              top-10 pool (labels from the qrels), with a bootstrap 95% CI over queries, and tokens/s; resumable from
+              the LLM disk cache (a rerun re-sends nothing already answered), with a progress bar
 """
-import argparse, os
+import argparse, json, os, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+from pathlib import Path
+import numpy as np
 from finrag.core import sample_news_path
 from finrag.config import get_settings
-from finrag.llm import LLMClient
+from finrag.llm import LLMClient, chat_many
 from finrag.llm_server import TIERS, LocalLLMServer, tier_gguf
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results" / "llm_bench.json"
+JUDGE_RESULTS = ROOT / "results" / "p2_judge_tier.json"
+# parameters of each tier (model cards; the embedding matrix included): FLOPs per token ~ 2 x parameters
+PARAMS = {"qwen2.5-coder-1.5b": 1.54e9, "qwen2.5-coder-0.5b": 0.49e9, "smollm2-135m": 0.135e9}
+DEV_SETS = ("financebench", "finqa", "tatqa")
+
+
+def load() -> float: return os.getloadavg()[0]
+
+
+def matmul_gflops(n: int = 1024, reps: int = 5) -> float:
+    "Measured float32 matrix-product GFLOP/s of numpy on this machine (best of `reps`; 2 n^3 FLOPs each)."
+    a, b = np.random.rand(n, n).astype(np.float32), np.random.rand(n, n).astype(np.float32)
+    a @ b
+    best = min(_timed(lambda: a @ b) for _ in range(reps))
+    return 2 * n ** 3 / best / 1e9
+
+
+def mem_bandwidth_gbs(mb: int = 256, reps: int = 5) -> float:
+    "Measured memory bandwidth in GB/s: bytes read + written by a numpy copy of an `mb` MB array (best of `reps`)."
+    x = np.ones(mb * 2 ** 20 // 8); y = np.empty_like(x)
+    np.copyto(y, x)
+    best = min(_timed(lambda: np.copyto(y, x)) for _ in range(reps))
+    return 2 * x.nbytes / best / 1e9
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
+
+
+def limits(tier: str, gflops: float, gbs: float) -> dict:
+    "The single-sequence limits a tier implies: prompt tok/s = GFLOP/s / (2 x params); decode tok/s = GB/s / GGUF bytes."
+    return {"prompt_tok_s_limit": gflops * 1e9 / (2 * PARAMS[tier]), "decode_tok_s_limit": gbs * 1e9 / TIERS[tier].size}
 
 
 def prompt_of(n_tokens: int) -> list:
     "A news-reading prompt of about `n_tokens` tokens (the made-up sample's text, ~4 characters per token)."
-    import json
     texts = [json.loads(l)["text"] for l in sample_news_path().read_text().splitlines()]
     body, i = "", 0
     while len(body) < 4 * n_tokens: body += texts[i % len(texts)] + "\n\n"; i += 1
     return [{"role": "system", "content": "You are a financial analyst."},
             {"role": "user", "content": f"News:\n{body}\nSummarise the news above in detail, company by company."}]
+
+
+def news_texts() -> list:
+    return [json.loads(l)["text"] for l in sample_news_path().read_text().splitlines()]
+
+
+RAGAS_LIKE = {"type": "object", "properties": {"statements": {"type": "array", "items": {"type": "string"}}},
+              "required": ["statements"]}
+
+
+def decode_job(n: int, gen: int) -> list:
+    "n RAGAS-like requests (break an answer into statements, JSON): short prompts, `gen`-token JSON answers."
+    texts = news_texts()
+    return [dict(messages=[{"role": "system", "content": "Break the answer into short factual statements. Answer in JSON."},
+                           {"role": "user", "content": f"Question: what happened?\nAnswer: {texts[i % len(texts)][:600]}"}],
+                 json_schema=RAGAS_LIKE, max_tokens=gen, temperature=0.0) for i in range(n)]
+
+
+def judge_job(query: str, docs: list) -> list:
+    "The P(yes) requests of one query over `docs` (finrag.relevance's prompt: the shared prefix first)."
+    from finrag.relevance import relevance_messages
+    return [dict(messages=relevance_messages(query, d, max_doc_tokens=200), max_tokens=1, temperature=0.0, logprobs=20) for d in docs]
+
+
+def run_job(c: LLMClient, reqs: list, concurrency: int) -> dict:
+    "Wall seconds, tokens/s and requests/s of `reqs` through `chat_many` (uncached)."
+    t0 = time.perf_counter(); out = chat_many(c, reqs, concurrency); wall = time.perf_counter() - t0
+    ok = [r for r in out if not isinstance(r, Exception)]
+    pt, ct = sum(r.prompt_tokens for r in ok), sum(r.completion_tokens for r in ok)
+    evaluated = sum((r.server_timings or {}).get("prompt_n", r.prompt_tokens) for r in ok)
+    return {"requests": len(reqs), "failed": len(reqs) - len(ok), "wall_s": round(wall, 3), "prompt_tokens": pt,
+            "prompt_tokens_evaluated": evaluated, "completion_tokens": ct, "completion_tok_s": round(ct / wall, 2),
+            "prompt_tok_s": round(pt / wall, 2), "requests_s": round(len(ok) / wall, 3)}
+
+
+def client_for(srv, name) -> LLMClient:
+    c = LLMClient(base_url=srv.base_url, model=name, cache_dir=False, timeout=1800, max_retries=0, call_deadline=3600)
+    c.chat([{"role": "user", "content": "Say OK."}], max_tokens=2)    # warm-up (first request is slower)
+    return c
+
+
+def cmd_speed(a, out):
+    g, bw = matmul_gflops(), mem_bandwidth_gbs()
+    out["machine"] = {"cores": os.cpu_count(), "matmul_gflops": round(g, 1), "mem_gbs": round(bw, 2), "load": load()}
+    print(f"machine: {os.cpu_count()} cores, numpy float32 matmul {g:.1f} GFLOP/s, memory copy {bw:.2f} GB/s, load {load():.1f}")
+    print(f"{'tier':<20} {'thr':>3} {'load':>5} {'start s':>7} {'prompt':>6} {'prompt t/s':>10} {'limit':>7} {'ratio':>5} "
+          f"{'decode t/s':>10} {'limit':>7} {'ratio':>5} {'TTFT s':>7}")
+    msgs, rows = prompt_of(a.prompt_tokens), []
+    for name in a.tiers:
+        tier_gguf(name)                                       # assemble once, outside the timings
+        lim = limits(name, g, bw)
+        for thr in a.threads:
+            l0 = load()
+            with LocalLLMServer(name, n_threads=thr, slots=1) as srv:
+                c = client_for(srv, name)
+                r = c.chat(msgs, max_tokens=a.gen, temperature=0.0, on_token=lambda s: None)
+                t = r.server_timings or {}
+                pps, dps = t.get("prompt_per_second", float("nan")), t.get("predicted_per_second", float("nan"))
+                row = dict(tier=name, threads=thr, load=l0, start_s=srv.start_s, prompt_n=t.get("prompt_n", r.prompt_tokens),
+                           prompt_tok_s=pps, decode_tok_s=dps, ttft_s=r.first_token_s, **lim,
+                           prompt_ratio=pps / lim["prompt_tok_s_limit"], decode_ratio=dps / lim["decode_tok_s_limit"])
+                if a.demo:
+                    row["demo_llm_s"], row["demo_prompt_tokens"], row["demo_answer_tokens"] = demo_llm_seconds(c)
+                print(f"{name:<20} {thr:>3} {l0:>5.1f} {srv.start_s:>7.2f} {row['prompt_n']:>6} {pps:>10.1f} "
+                      f"{lim['prompt_tok_s_limit']:>7.1f} {row['prompt_ratio']:>5.2f} {dps:>10.1f} {lim['decode_tok_s_limit']:>7.1f} "
+                      f"{row['decode_ratio']:>5.2f} {r.first_token_s or float('nan'):>7.2f}", flush=True)
+                rows.append(row); c.close()
+    out["speed"] = rows
+
+
+def cmd_slots(a, out):
+    rows, chosen = [], {}
+    print(f"{'tier':<20} {'slots':>5} {'load':>5} {'job':<7} {'reqs':>4} {'wall s':>7} {'decode t/s':>10} {'prompt t/s':>10} {'req/s':>6}")
+    for name in a.tiers:
+        tier_gguf(name)
+        docs = news_texts()[:10]
+        for n in a.slots:
+            l0 = load()
+            with LocalLLMServer(name, n_threads=a.threads[0], slots=n) as srv:
+                c = client_for(srv, name)
+                for job, reqs in (("decode", decode_job(max(n, a.decode_requests), a.gen)),
+                                  ("prompt", judge_job("Which companies reported record revenue?", docs))):
+                    r = dict(tier=name, slots=n, load=l0, job=job, **run_job(c, reqs, n))
+                    rows.append(r)
+                    print(f"{name:<20} {n:>5} {l0:>5.1f} {job:<7} {r['requests']:>4} {r['wall_s']:>7.2f} {r['completion_tok_s']:>10.1f} "
+                          f"{r['prompt_tok_s']:>10.1f} {r['requests_s']:>6.2f}", flush=True)
+                c.close()
+        dec = {r["slots"]: r["completion_tok_s"] for r in rows if r["tier"] == name and r["job"] == "decode"}
+        best = max(dec.values())
+        pick = min(s for s, v in dec.items() if v >= 0.9 * best)
+        chosen[name] = {"slots": pick, "decode_speedup_vs_fewest": round(dec[pick] / dec[min(dec)], 2) if dec[min(dec)] else None}
+        print(f"{name}: chosen slots {pick} (decode-heavy throughput {chosen[name]['decode_speedup_vs_fewest']}x that of "
+              f"{min(dec)} slot{'s' if min(dec) > 1 else ''}; the issue asks >= 2x the single-sequence throughput)")
+    out["slots"], out["chosen_slots"] = rows, chosen
+
+
+def cmd_judge(a, out):
+    s = get_settings()
+    name = a.judge_tier or s.models.judge_llm or s.models.llm
+    tier_gguf(name)
+    docs = news_texts()[:10]
+    with LocalLLMServer(name, n_threads=a.threads[0], slots=a.judge_slots) as srv:
+        c = client_for(srv, name)
+        r = run_job(c, judge_job("Which companies reported record revenue?", docs), a.judge_slots)
+        c.close()
+    r.update(tier=name, slots=a.judge_slots, load=load(), cached_prompt_tokens=r["prompt_tokens"] - r["prompt_tokens_evaluated"])
+    out["judge"] = r
+    print(f"P(yes) of 10 documents, {name}, {a.judge_slots} slots: {r['wall_s']:.2f} s wall (target <= 10 s); prompt tokens "
+          f"sent {r['prompt_tokens']}, evaluated {r['prompt_tokens_evaluated']}, from the prompt cache {r['cached_prompt_tokens']}")
 
 
 def demo_llm_seconds(llm) -> tuple[float, int, int]:
@@ -45,36 +208,108 @@ def demo_llm_seconds(llm) -> tuple[float, int, int]:
     return secs, pt, ct
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tiers", default=",".join(TIERS))
-    ap.add_argument("--threads", default="1,2")
+# ---- judge-tier: the 0.5B vs the 1.5B as the P(yes) judge on the development pairs ----
+
+def auc(scores, labels) -> float:
+    "ROC AUC (Mann-Whitney U / (n_pos n_neg), ties count half); NaN without both classes."
+    s, y = np.asarray(scores, float), np.asarray(labels, bool)
+    ok = np.isfinite(s); s, y = s[ok], y[ok]
+    if y.all() or not y.any(): return float("nan")
+    from scipy.stats import rankdata
+    r = rankdata(s); n1 = y.sum(); n0 = len(y) - n1
+    return float((r[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def judge_pools(name: str, n_queries: int, k: int = 10, root=None) -> list:
+    "[(query id, query, [(doc id, text, label)])] for the first `n_queries` queries with qrels: their BM25 top-`k` pool."
+    from finrag.datasets import load_dev
+    from finrag.retrieval import BM25Retriever, doc_text
+    ds = load_dev(name, root)
+    qids = [q for q in ds.queries if ds.qrels.get(q)][:n_queries]
+    run = BM25Retriever(ds.corpus).search({q: ds.queries[q] for q in qids}, k=k)
+    return [(q, ds.queries[q], [(d, doc_text(ds.corpus[d]), int(ds.qrels[q].get(d, 0) > 0)) for d in run.get(q, {})]) for q in qids]
+
+
+def _finite(v):
+    "JSON-safe: NaN -> None (also inside lists)."
+    if isinstance(v, list): return [_finite(x) for x in v]
+    return None if isinstance(v, float) and not np.isfinite(v) else v
+
+
+def cmd_judge_tier(a):
+    from tqdm.auto import tqdm
+    from finrag.relevance import relevance_many
+    from finrag.stats import bootstrap_ci
+    name = a.tier
+    tier_gguf(name)
+    res = json.loads(JUDGE_RESULTS.read_text()) if JUDGE_RESULTS.exists() else {}
+    with LocalLLMServer(name, n_threads=a.threads[0], slots=a.judge_slots) as srv:
+        c = LLMClient(base_url=srv.base_url, model=name, timeout=1800, max_retries=1, call_deadline=3600)  # disk cache on: resumable
+        for ds in a.datasets:
+            pools = judge_pools(ds, a.queries, root=a.data_root)
+            scores, labels, per_q, t0, before = [], [], [], time.perf_counter(), c.stats.as_dict()
+            for qid, q, pool in tqdm(pools, desc=f"{name} {ds}"):
+                ps = relevance_many(q, [t for _, t, _ in pool], c, max_doc_tokens=a.doc_tokens, concurrency=a.judge_slots, on_error="nan")
+                ys = [y for _, _, y in pool]
+                scores += ps; labels += ys; per_q.append(auc(ps, ys))
+            st = c.stats.since(before, ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "seconds"))
+            lo, hi = bootstrap_ci(per_q)
+            row = {"tier": name, "dataset": ds, "queries": len(pools), "pairs": len(labels), "positives": int(sum(labels)),
+                   "auc_pooled": auc(scores, labels), "auc_per_query_mean": float(np.nanmean(per_q)) if np.isfinite(per_q).any() else float("nan"),
+                   "auc_per_query_ci95": [lo, hi], "queries_with_both_labels": int(np.isfinite(per_q).sum()),
+                   "http_seconds": round(st["seconds"], 2), "wall_s": round(time.perf_counter() - t0, 2),
+                   "prompt_tok_s": None if st["calls"] == st["cache_hits"] else round(st["prompt_tokens"] / (time.perf_counter() - t0), 1),
+                   "calls": st["calls"], "cache_hits": st["cache_hits"], "load": load(), "doc_tokens": a.doc_tokens, "stage1": "bm25 top-10"}
+            row = {k: _finite(v) for k, v in row.items()}
+            res[f"{name}/{ds}"] = row
+            print(json.dumps(row), flush=True)
+        c.close()
+    JUDGE_RESULTS.parent.mkdir(exist_ok=True)
+    JUDGE_RESULTS.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {JUDGE_RESULTS}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 2)[2],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", nargs="?", default="speed", choices=["speed", "slots", "judge", "all", "judge-tier"])
+    ap.add_argument("--tiers", default=None, help="comma-separated tiers (default: all three; --quick: smollm2-135m)")
+    ap.add_argument("--threads", default="1", help="llama.cpp threads, comma-separated (speed); the first one elsewhere")
+    ap.add_argument("--slots", default="1,2,4,8", help="server slots to compare (slots)")
     ap.add_argument("--prompt-tokens", type=int, default=700)
-    ap.add_argument("--gen", type=int, default=64)
-    ap.add_argument("--demo", action="store_true", help="also time the demo's six answers (minutes per 1.5B row)")
-    a = ap.parse_args()
-    print(f"LLM bench: {os.cpu_count()} cores, prompt ~{a.prompt_tokens} tokens + {a.gen} generated, streamed, uncached")
-    print(f"{'tier':<20} {'thr':>3} {'load':>5} {'start s':>7} {'prompt':>6} {'prompt t/s':>10} {'decode t/s':>10} "
-          f"{'TTFT s':>7} {'total s':>7}" + ("  demo LLM s (prompt/answer tokens)" if a.demo else ""))
-    msgs = prompt_of(a.prompt_tokens)
-    for name in a.tiers.split(","):
-        tier_gguf(name)                                       # assemble once, outside the timings
-        for thr in (int(t) for t in a.threads.split(",")):
-            load0 = os.getloadavg()[0]
-            with LocalLLMServer(name, n_threads=thr) as srv:
-                c = LLMClient(base_url=srv.base_url, model=name, cache_dir=False, timeout=1800, max_retries=0)
-                c.chat([{"role": "user", "content": "Say OK."}], max_tokens=2)      # warm-up (first request is slower)
-                r = c.chat(msgs, max_tokens=a.gen, temperature=0.0, on_token=lambda s: None)
-                t = r.server_timings or {}
-                row = (f"{name:<20} {thr:>3} {load0:>5.1f} {srv.start_s:>7.2f} {t.get('prompt_n', r.prompt_tokens):>6} "
-                       f"{t.get('prompt_per_second', float('nan')):>10.1f} {t.get('predicted_per_second', float('nan')):>10.1f} "
-                       f"{r.first_token_s or float('nan'):>7.2f} {r.latency_s:>7.2f}")
-                if a.demo:
-                    secs, pt, ct = demo_llm_seconds(c)
-                    row += f"  {secs:>8.1f} ({pt}/{ct})"
-                print(row + f"  [load after {os.getloadavg()[0]:.1f}]", flush=True)
-                c.close()
+    ap.add_argument("--gen", type=int, default=64, help="generated tokens per request (speed, decode-heavy job)")
+    ap.add_argument("--decode-requests", type=int, default=8, help="requests of the decode-heavy job (at least the slots)")
+    ap.add_argument("--judge-slots", type=int, default=None, help="slots for judge / judge-tier (default [models] llm_slots)")
+    ap.add_argument("--judge-tier", default=None, help="judge: the tier (default [models] judge_llm, else llm)")
+    ap.add_argument("--demo", action="store_true", help="speed: also time the demo's six answers (minutes per 1.5B row)")
+    ap.add_argument("--tier", default="qwen2.5-coder-0.5b", help="judge-tier: the tier judged")
+    ap.add_argument("--datasets", default=",".join(DEV_SETS), help="judge-tier: development datasets")
+    ap.add_argument("--queries", type=int, default=30, help="judge-tier: queries per dataset")
+    ap.add_argument("--doc-tokens", type=int, default=200, help="judge-tier: document cut in tokens (LLMYesNoScorer's default)")
+    ap.add_argument("--data-root", default=None, help="judge-tier: the data root (default ../shared/data)")
+    ap.add_argument("--quick", action="store_true", help="a few requests per part, tiny tier unless --tiers/--tier: for debugging")
+    a = ap.parse_args(argv)
+    a.tiers = (a.tiers or ("smollm2-135m" if a.quick else ",".join(TIERS))).split(",")
+    a.threads = [int(t) for t in a.threads.split(",")]
+    a.slots = [int(s) for s in a.slots.split(",")] if not a.quick or a.slots != "1,2,4,8" else [1, 2]
+    a.judge_slots = a.judge_slots or get_settings().models.llm_slots
+    a.datasets = a.datasets.split(",")
+    if a.quick:
+        a.prompt_tokens, a.gen, a.decode_requests = min(a.prompt_tokens, 200), min(a.gen, 16), 2
+        if a.command == "judge-tier": a.queries = min(a.queries, 2)
+    global RESULTS, JUDGE_RESULTS
+    if a.quick:   # quick numbers never overwrite the kept ones
+        RESULTS, JUDGE_RESULTS = ROOT / "runs" / "llm_bench.quick.json", ROOT / "runs" / "p2_judge_tier.quick.json"
+    if a.command == "judge-tier": return cmd_judge_tier(a)
+    out = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    out.update(quick=a.quick, when=time.strftime("%Y-%m-%d %H:%M:%S"), load_at_start=load())
+    if a.command in ("speed", "all"): cmd_speed(a, out)
+    if a.command in ("slots", "all"): cmd_slots(a, out)
+    if a.command in ("judge", "all"): cmd_judge(a, out)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(out, indent=1, sort_keys=True, default=float) + "\n")
+    print(f"wrote {RESULTS}" + ("  (--quick: not the numbers to keep)" if a.quick else ""))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -9,9 +9,9 @@ from pathlib import Path
 import typer
 from . import __version__
 from .core import FinragError, Timings, sample_news_path
-from .config import get_settings
+from .config import check_range, get_settings, redact
 from .report import (enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, answer_record,
-                           answer_report, build_estimate, build_summary)
+                           answer_report, build_estimate, build_summary, printable)
 
 # %% auto #0
 __all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'lattice_app', 'data_app', 'main', 'enrich', 'ingest',
@@ -37,10 +37,10 @@ def main():
     "Console entry point: run the app, turning `FinragError`s into a one-line message and exit code 2."
     try: app()
     except FinragError as e:
-        typer.secho(f"error: {e}", fg="red", err=True)
+        typer.secho(printable(f"error: {e}"), fg="red", err=True)
         sys.exit(e.exit_code)
     except OSError as e:       # a path the user gave that the file system refuses (a folder for a file, no permission, ...)
-        typer.secho(f"error: {e.strerror or e}" + (f": {e.filename2 or e.filename}" if e.filename else ""), fg="red", err=True)
+        typer.secho(printable(f"error: {e.strerror or e}" + (f": {e.filename2 or e.filename}" if e.filename else "")), fg="red", err=True)
         sys.exit(2)
 
 # %% ../nbs/90_cli.ipynb #f2a06790
@@ -65,7 +65,7 @@ def enrich(news:Path=typer.Argument(None, help="News file (FNSPID CSV or JSONL);
         summary = rep.summary()
     with t("chunk"): chunks = chunk_news(items)
     ecs, E = _enrich(chunks, timings=t)
-    typer.echo(f"{summary}\n{len(chunks)} chunks, embeddings {E.shape}\n")
+    typer.echo(printable(f"{summary}\n{len(chunks)} chunks, embeddings {E.shape}\n"))
     typer.echo(enrichment_table(ecs[:limit]))
     typer.echo("\nseconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
 
@@ -82,7 +82,7 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
     "Build or update a P1 store: chunks, entities, sentiment, embeddings, FAISS index and graph."
     from finrag.graphrag.ingest import ingest as _ingest
     r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet, encoding=encoding, wait=not no_wait)
-    typer.echo(r.load_summary); typer.echo(r.summary())
+    typer.echo(printable(r.load_summary)); typer.echo(printable(r.summary()))
 
 # %% ../nbs/90_cli.ipynb #22692603
 store_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Inspect and repair a P1 store.")
@@ -94,12 +94,12 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
                 no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store.")):
     "Compare the store's vector files, meta.json and graph; exit 1 when they disagree (0 after --repair)."
     from finrag.graphrag.ingest import NewsStore, store_lock
-    if not (store/"meta.json").exists(): raise FinragError(f"{store}: no finrag store here")
+    if not (store/"meta.json").exists() and not (store/"chunks.jsonl").exists(): raise FinragError(f"{store}: no finrag store here")
     with store_lock(store, wait=not no_wait, what="check"):
         s = NewsStore(store, repair=True)
         try:
             problems = s.check()
-            for p in problems: typer.echo(f"problem: {p}")
+            for p in problems: typer.echo(printable(f"problem: {p}"))
             if problems and repair: typer.echo(f"repaired: {s.repair()}"); problems = s.check()
             typer.echo(f"{store}: {'OK' if not problems else 'NOT consistent'}: {len(s.rows)} chunks, graph {s.graph.counts()}")
         finally: s.close()
@@ -108,11 +108,11 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
 # %% ../nbs/90_cli.ipynb #c0f8a894
 def _stream_answer(rag, r):
     "Answer `r`, printing the model, the time estimate and the answer as it is written."
-    from finrag.graphrag.rag import answer
+    from finrag.graphrag.rag import answer, build_prompt, prompt_tokens_estimate
     llm = rag.llm
-    typer.echo(llm_banner(llm, r), err=True)
+    typer.echo(llm_banner(llm, prompt_tokens_estimate(build_prompt(r))), err=True)
     typer.echo("answer: ", nl=False)
-    answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(s), sys.stdout.flush()))
+    answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(printable(s)), sys.stdout.flush()))
     typer.echo("")
 
 @app.command()
@@ -124,12 +124,14 @@ def ask(question:str=typer.Argument(..., help="The question."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
     "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it."
     from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.config import GraphRAGSettings
+    if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
     rag = GraphRAG(store)
     try:
         r = rag.retrieve(question, mode, tau)
         if json_out:
             if not no_llm: answer(rag, r)
-            typer.echo(r.to_json(indent=1)); return
+            typer.echo(printable(r.to_json(indent=1))); return
         typer.echo(format_contexts(r))
         if not no_llm: _stream_answer(rag, r)
         typer.echo(format_footer(r))
@@ -178,7 +180,7 @@ def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattic
     "Re-run a paper's experiment notebooks with papermill (figures/ and results/, or runs/quick/ with --quick)."
     from finrag.reproduce import experiment_plan, run_experiment, outputs_summary, shown_path
     for nb, out, p in experiment_plan(paper, quick, param):
-        typer.echo(f"{nb.relative_to(nb.parents[2])} -> {out.relative_to(out.parents[1])}  {json.dumps(p) if p else '(production defaults)'}")
+        typer.echo(f"{nb.relative_to(nb.parents[2])} -> {out.relative_to(out.parents[1])}  {printable(redact(json.dumps(p))) if p else '(production defaults)'}")
         if dry_run: continue
         env = {"FINRAG_LLM": os.environ.get("FINRAG_LLM") or "smollm2-135m"} if quick else None   # --quick: the tests' tiny tier
         secs, made = run_experiment(nb, out, p, env=env, progress=True)
@@ -194,7 +196,7 @@ app.add_typer(eval_app, name="eval")
 def answer(question:str=typer.Argument(..., help="The question."),
            data:Path=typer.Option(..., "--data", help="BEIR folder whose corpus.jsonl is answered from."),
            k:int=typer.Option(None, "--k", help="Documents to answer from (default: [hierarchical] final_k, 20)."),
-           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH); default: none, stage 1 alone (the measured default)."),
+           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 (none: stage 1 alone, the measured default)."),
            threshold:int=typer.Option(None, "--threshold", help="Context tokens above which the documents are split (default: long_context_threshold(), 60 % of [models] llm_ctx, at most 64k)."),
            split:bool=typer.Option(True, "--split/--no-split", help="Split/merge above the threshold (--no-split: cut to fit, one call)."),
            json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):
@@ -203,11 +205,14 @@ def answer(question:str=typer.Argument(..., help="The question."),
     from finrag.hierarchical.pipeline import HierarchicalRetriever, answer_question
     f = Path(data)/"corpus.jsonl"
     if not f.is_file(): raise FinragError(f"{data}: BEIR folder not found or without corpus.jsonl")
+    from finrag.config import HierarchicalSettings
     if k is not None and k < 1: raise FinragError(f"--k {k}: give a positive number of documents")
     if threshold is not None and threshold < 1: raise FinragError(f"--threshold {threshold}: give a positive number of tokens")
-    hr = HierarchicalRetriever(read_corpus(f), stage2=stage2 or "auto")
+    for opt, key, v in (("--k", "final_k", k), ("--threshold", "long_context_tokens", threshold)):
+        if v is not None: check_range(HierarchicalSettings, key, v, option=opt)
+    hr = HierarchicalRetriever(read_corpus(f), stage2=stage2)   # None: [hierarchical] stage2
     a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
-    if json_out: typer.echo(json.dumps(answer_record(question, a, split))); return
+    if json_out: typer.echo(printable(json.dumps(answer_record(question, a, split)))); return
     typer.echo(answer_report(a, split))
 
 # %% ../nbs/90_cli.ipynb #943907aa
@@ -217,24 +222,29 @@ app.add_typer(lattice_app, name="lattice")
 @lattice_app.command("build")
 def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl (queries.jsonl, qrels/<split>.tsv for --limit)."),
                   out:Path=typer.Option(..., "--out", help="The tree file to write (JSON)."),
-                  strategy:str=typer.Option("top-down", help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid."),
+                  strategy:str=typer.Option(None, help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid (default: [lattice] strategy)."),
                   limit:int=typer.Option(None, "--limit", help="Keep N documents: the split's gold documents first, then corpus order."),
                   split:str=typer.Option("test", help="qrels split for --limit (qrels/<split>.tsv)."),
-                  summarizer:str=typer.Option("llm", help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation)."),
-                  doc_summarizer:str=typer.Option("extractive", help="Document (leaf) summaries: extractive (default: one LLM call per document would take hours on CPU) | llm."),
-                  partition_tokens:int=typer.Option(2000, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context."),
-                  partitioner:str=typer.Option("llm", help="top-down splits: llm | kmeans (a labelled deviation)."),
-                  branching:int=typer.Option(10, help="Clusters per split / children per internal node."),
-                  max_leaf_docs:int=typer.Option(10, help="A node with at most this many documents gets them as leaves."),
-                  llm_depth:int=typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound; default: every level, the paper)."),
+                  summarizer:str=typer.Option(None, help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation); default: [lattice] summarizer (llm)."),
+                  doc_summarizer:str=typer.Option(None, help="Document (leaf) summaries: extractive | llm; default: [lattice] doc_summarizer (extractive: one LLM call per document would take hours on CPU)."),
+                  partition_tokens:int=typer.Option(None, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context; default: [lattice] partition_tokens (2000)."),
+                  partitioner:str=typer.Option(None, help="top-down splits: llm | kmeans (a labelled deviation); default: [lattice] partitioner (llm)."),
+                  branching:int=typer.Option(None, help="Clusters per split / children per internal node; default: [lattice] branching (10)."),
+                  max_leaf_docs:int=typer.Option(None, help="A node with at most this many documents gets them as leaves; default: [lattice] max_leaf_docs (10)."),
+                  llm_depth:int=typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound); 0 = every level, the paper; default: [lattice] llm_depth."),
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
     from finrag.data import beir_corpus
     from finrag.lattice.build import build_tree, estimate_build
-    if strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
+    from finrag.config import LatticeSettings
+    if strategy is not None and strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
+    for opt, key, v in (("--branching", "branching", branching), ("--max-leaf-docs", "max_leaf_docs", max_leaf_docs),
+                        ("--partition-tokens", "partition_tokens", partition_tokens), ("--llm-depth", "llm_depth", llm_depth)):
+        if v is not None: check_range(LatticeSettings, key, v, option=opt)
     ds = beir_corpus(data, split, limit); corpus = ds.corpus
+    strategy = strategy or get_settings().lattice.strategy
     kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
-              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens or None, llm_depth=llm_depth)
+              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)   # None: the [lattice] record's
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)
     typer.echo(build_estimate(ds.name, strategy, len(corpus), est), err=True)
     tree = build_tree(corpus, strategy, **kw, progress=progress)

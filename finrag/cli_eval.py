@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 import typer
 from .core import FinragError
-from .report import retrieval_report
+from .report import printable, retrieval_report
 
 # %% auto #0
 __all__ = ['eval_app', 'eval_questions', 'eval_graphrag', 'eval_retrieval_cmd']
@@ -27,8 +27,8 @@ def eval_questions(store:Path=typer.Option(..., "--store", help="A store built b
     from finrag.llm import get_llm
     qs = generate_questions(store, n=n, seed=seed, llm=get_llm() if llm else None)
     write_questions(qs, out)
-    typer.echo(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
-               (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else ""))
+    typer.echo(printable(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
+                         (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else "")))
 
 @eval_app.command("graphrag")
 def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
@@ -42,12 +42,14 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
     from finrag.graphrag.questions import load_questions
     from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
+    from finrag.config import GraphRAGSettings, check_range
     modes = {"none": False, "offline": "offline", "all": True}
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
+    if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
-    if rep.n_bad: typer.echo(rep.summary(), err=True)
+    if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n)
-    typer.echo(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False) if json_out else format_report(r))
+    typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0
 @eval_app.command("retrieval")
@@ -58,7 +60,7 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
                        stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid; default hybrid)."),
-                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH); default: none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24)."),
+                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 = none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24)."),
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
                        scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),
                        max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
@@ -68,6 +70,6 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
     from finrag.reproduce import run_retrieval_eval, cutoff_list
     r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, cutoff_list(k), (100,),
                            {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out)
-    for note in r.notes: typer.echo(f"warning: {note}", err=True)
+    for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)
     if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return
     typer.echo(retrieval_report(r, split))

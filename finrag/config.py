@@ -4,84 +4,157 @@
 
 # %% ../nbs/01_config.ipynb #837d01fa
 from __future__ import annotations
-import configparser, dataclasses, importlib.resources, os, re
-from dataclasses import dataclass, fields
+import configparser, dataclasses, importlib.resources, math, os, re
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from .core import InputError, project_root
 
 # %% auto #0
-__all__ = ['DataSettings', 'GraphRAGSettings', 'HierarchicalSettings', 'LatticeSettings', 'ModelSettings', 'redact', 'Settings',
-           'settings_path', 'load_settings', 'get_settings']
+__all__ = ['valid', 'check_range', 'DataSettings', 'GraphRAGSettings', 'ScorerSettings', 'HierarchicalSettings',
+           'LatticeSettings', 'ModelSettings', 'redact', 'Settings', 'settings_path', 'load_settings', 'get_settings',
+           'check_question']
 
 # %% ../nbs/01_config.ipynb #7147068b
+def valid(lo=None,            # the least value allowed (None: no bound)
+          hi=None,            # the largest value allowed
+          *, gt=None,         # strictly greater than this
+          choices=None,       # allowed strings
+          what:str=""):       # the range in words, for the error ("in [0, 1] (paper: 0.5)")
+    "A dataclass field whose valid range is declared once (in its metadata): `load_settings` and the CLI options check it (`check_range`)."
+    return field(metadata={"range": dict(lo=lo, hi=hi, gt=gt, choices=choices, what=what)})
+
+def _ok(v, r:dict) -> bool:
+    if r["choices"] is not None: return v in r["choices"]
+    if isinstance(v, tuple): return all(_ok(x, r) for x in v)
+    if v is None or isinstance(v, bool) or isinstance(v, str): return True
+    if not math.isfinite(v): return False                       # NaN and ±inf are never a valid setting
+    return ((r["lo"] is None or v >= r["lo"]) and (r["hi"] is None or v <= r["hi"]) and (r["gt"] is None or v > r["gt"]))
+
+def check_range(cls,                  # a settings dataclass (e.g. `LatticeSettings`)
+                name:str,             # its field
+                value,                # the value to check
+                path=None,            # the settings file, when the value came from one
+                option:str|None=None  # the CLI option it came from (e.g. '--beam'): the error names it instead of the key
+               ):
+    "`value` when it is in the declared range of `cls.name` (NaN/inf refused); else `InputError` naming the file, section and key (or the option)."
+    f = {f.name: f for f in fields(cls)}[name]
+    r = f.metadata.get("range")
+    if r is None or _ok(value, r): return value
+    what = r["what"] or (f"one of {', '.join(r['choices'])}" if r["choices"] else "a finite number")
+    sec = next(k for k, c in _SECTIONS.items() if c is cls)
+    if option: raise InputError(f"{option} {value!r} must be {what} (the range of [{sec}] {name})")
+    raise InputError(f"[{sec}] {name} = {value!r} must be {what}", path=path, field=f"{sec}.{name}")
+
 @dataclass(frozen=True)
 class DataSettings:
     "`[data]`: token-aware chunking (tokens of the embedder's tokenizer)."
-    chunk_tokens: int    # chunk size in tokens
-    chunk_overlap: int   # overlap between consecutive chunks, tokens
-    max_article_chars: int  # news loaders (CSV and JSONL alike): a longer article is truncated there, with a counted warning
-    max_run_chars: int      # a run of this many characters without whitespace is junk (base64, tables): removed, counted
+    chunk_tokens: int = valid(8, what=">= 8 tokens (e.g. 200)")        # chunk size in tokens
+    chunk_overlap: int = valid(0, what=">= 0 and below chunk_tokens")   # overlap between consecutive chunks, tokens
+    max_article_chars: int = valid(1000, what=">= 1000 characters")  # news loaders (CSV and JSONL alike): a longer article is truncated there, with a counted warning
+    max_run_chars: int = valid(20, what=">= 20 characters (e.g. 100)")  # a run of this many characters without whitespace is junk (base64, tables): removed, counted
+
+_UNIT = dict(lo=0.0, hi=1.0)
 
 @dataclass(frozen=True)
 class GraphRAGSettings:
     "`[graphrag]`: P1 (arXiv 2606.00062) — vector top-k, INFLUENCES threshold τ, network-evidence rule, question mix."
-    k: int                    # seed chunks from the vector index (paper: 5)
-    tau: float                # INFLUENCES edges kept when intensity > tau (paper: 0.5 best)
-    tau_grid: tuple           # τ ablation grid (paper: 0.3/0.5/0.7)
-    neighbor_top: int         # network-evidence chunks per neighbour (paper: 2)
-    neighbor_min_sim: float   # minimum cosine of an evidence chunk to the query (paper: 0.2)
-    n_questions: int          # evaluation set size (paper: 100)
-    n_direct: int             # direct questions (paper: 30)
-    n_relational: int         # relational questions (paper: 70)
-    graph_mode: str           # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
-    budget_chunks: int        # graph mode 'budget' and auto: context chunks, seeds and network evidence together
-    budget_tokens: int        # ... and context tokens (chunk text, estimated at 4 characters per token)
-    dedup_jaccard: float      # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
-    boilerplate_min_docs: int # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
+    k: int = valid(1, what=">= 1 seed chunk (paper: 5)")                    # seed chunks from the vector index (paper: 5)
+    tau: float = valid(**_UNIT, what="in [0, 1] (paper: 0.5)")               # INFLUENCES edges kept when intensity > tau (paper: 0.5 best)
+    tau_grid: tuple = valid(**_UNIT, what="a list of numbers in [0, 1]")     # τ ablation grid (paper: 0.3/0.5/0.7)
+    neighbor_top: int = valid(1, what=">= 1 (paper: 2)")                     # network-evidence chunks per neighbour (paper: 2)
+    neighbor_min_sim: float = valid(-1.0, 1.0, what="in [-1, 1] (paper: 0.2)")  # minimum cosine of an evidence chunk to the query (paper: 0.2)
+    n_questions: int = valid(1, what=">= 1")                                 # evaluation set size (paper: 100)
+    n_direct: int = valid(0, what=">= 0")                                    # direct questions (paper: 30)
+    n_relational: int = valid(0, what=">= 0")                                # relational questions (paper: 70)
+    graph_mode: str = valid(choices=("paper", "budget"))                     # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
+    budget_chunks: int = valid(1, what=">= 1 chunk (an empty context answers nothing)")  # graph mode 'budget' and auto: context chunks, seeds and network evidence together
+    budget_tokens: int = valid(1, what=">= 1 token")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
+    dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
+    boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
+
+@dataclass(frozen=True)
+class ScorerSettings:
+    "How one stage-2 scorer runs in the cascade (a sub-record of `HierarchicalSettings`, see `HierarchicalSettings.scorer`)."
+    pool: int|None     # stage 2 scores only stage 1's best this many (None: all of stage 1's survivors)
+    weight: float      # interp fusion: weight of stage 2
+    raw: bool          # stage 2 reads the raw query and documents (not the pre-retrieved ones)
+    max_doc_tokens: int|None = None   # LLM judge: documents cut to about this many tokens
+    cut: str|None = None              # LLM judge: 'head' | 'query' (`finrag.relevance.cut_document`)
 
 @dataclass(frozen=True)
 class HierarchicalSettings:
-    "`[hierarchical]`: P2 (FinanceRAG) — stage-1 keep, final k, long-context threshold."
-    stage1_keep: int          # fast scorer keeps this many (paper: 100)
-    final_k: int              # strong scorer keeps this many (paper: 20)
-    long_context_tokens: int  # split/merge above this many context tokens (paper: 64k)
-    ndcg_k: int               # the reported cut-off (paper: NDCG@20)
+    "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
+    stage1: str = valid(choices=("bm25", "biencoder", "hybrid"))   # stage-1 scorer over the whole corpus
+    stage2: str                # stage-2 scorer (a `STAGE_SCORERS` name) or 'none' (stage 1 alone)
+    fusion: str = valid(choices=("none", "rrf", "interp"))          # how a stage 2 is fused with stage 1
+    weight: float = valid(**_UNIT, what="in [0, 1]")               # interp: weight of stage 2 (scorers without their own)
+    stage1_keep: int = valid(1, what=">= 1 document (paper: 100)") # fast scorer keeps this many (paper: 100)
+    final_k: int = valid(1, what=">= 1 document (paper: 20)")      # strong scorer keeps this many (paper: 20)
+    long_context_tokens: int = valid(1, what=">= 1 token (paper: 64000)")  # split/merge above this many context tokens (paper: 64k)
+    llm_pool: int = valid(1, what=">= 1 document")                 # stage 2 = llm: the judge re-scores stage 1's best this many
+    llm_weight: float = valid(**_UNIT, what="in [0, 1]")           # stage 2 = llm: its interp weight
+    llm_max_doc_tokens: int = valid(8, what=">= 8 tokens")         # stage 2 = llm: documents cut to about this many tokens
+    llm_cut: str = valid(choices=("head", "query"))                # stage 2 = llm: which part of a document it reads
+    llm_raw: bool              # stage 2 = llm: reads the raw query and documents
+
+    def scorer(self, name:str|None) -> ScorerSettings:
+        "The settings of stage-2 scorer `name` as users type it (`llm`) or as the scorer calls itself (`llm-yesno`)."
+        if name in ("llm", "llm-yesno"): return ScorerSettings(self.llm_pool, self.llm_weight, self.llm_raw, self.llm_max_doc_tokens, self.llm_cut)
+        return ScorerSettings(None, self.weight, False)
 
 @dataclass(frozen=True)
 class LatticeSettings:
-    "`[lattice]`: P3 (LATTICE) — traversal defaults of the public code (`src/hyperparams.py`)."
-    beam: int                 # max_beam_size
-    iterations: int           # num_iters
-    path_alpha: float         # relevance_chain_factor α of the path-score EMA
-    num_leaf_calib: int       # calibration leaves added to leaf slates
-    pl_tau: float             # Plackett–Luce temperature of the latent score model
-    ndcg_k: int               # the reported cut-off (paper: nDCG@10)
+    "`[lattice]`: P3 (LATTICE) — the tree build (`finrag.lattice.build.build_tree`, `finrag lattice build`) and the search (`src/hyperparams.py` of the public code)."
+    strategy: str = valid(choices=("top-down", "bottom-up", "hybrid"))  # build: how the tree is built (paper's v2: top-down)
+    summarizer: str = valid(choices=("llm", "extractive"))     # build: internal-node summaries
+    doc_summarizer: str = valid(choices=("llm", "extractive")) # build: document (leaf) summaries
+    partitioner: str = valid(choices=("llm", "kmeans"))        # build: top-down splits
+    branching: int = valid(2, what=">= 2 children")            # build: M, clusters per split
+    max_leaf_docs: int = valid(1, what=">= 1 document")        # build: a node with at most this many documents gets them as leaves
+    partition_tokens: int = valid(0, what=">= 0 tokens (0 = the whole context)")  # build: prompt + answer tokens of one LLM partition call
+    llm_depth: int = valid(0, what=">= 0 (0 = every level)")   # build: the LLM partitions/summarises only above this depth
+    beam: int = valid(1, what=">= 1 node")                     # search: max_beam_size
+    iterations: int = valid(1, what=">= 1")                    # search: num_iters
+    path_alpha: float = valid(**_UNIT, what="in [0, 1]")       # search: relevance_chain_factor α of the path-score EMA
+    num_leaf_calib: int = valid(0, what=">= 0 leaves")         # search: calibration leaves added to leaf slates
+    pl_tau: float = valid(gt=0.0, what="> 0")                  # search: Plackett–Luce temperature of the latent score model
+    max_slate: int = valid(2, what=">= 2 nodes")               # search: a slate larger than this warns once and is scored in parts of at most this size
 
 @dataclass(frozen=True)
 class ModelSettings:
     "`[models]`: which backend serves each model interface, and the LLM client's knobs."
     embedder_backend: str     # 'onnx' (ONNX Runtime on a cached fp32 export: no torch at query time) | 'torch' (sentence-transformers)
-    embedder: str; ner: str; spacy_model: str; gliner_model: str; gliner_threshold: float
+    embedder: str; ner: str; spacy_model: str; gliner_model: str
+    gliner_threshold: float = valid(**_UNIT, what="in [0, 1]")
     sentiment: str; finbert_model: str
     llm: str                  # a tier (qwen2.5-coder-1.5b | qwen2.5-coder-0.5b | smollm2-135m), a .gguf path, or 'remote'
     llm_model: str            # model name sent in requests and served by the local server; empty = the tier name / file stem
-    llm_ctx: int              # local server context window, tokens
-    llm_threads: int          # llama.cpp threads (1: two threads on two busy cores decode ~6x slower; 0 = all cores but one)
-    llm_timeout: float        # total seconds per HTTP attempt (> 0)
-    llm_max_retries: int      # extra attempts after the first (>= 0)
-    llm_temperature: float
+    llm_ctx: int = valid(256, what=">= 256 tokens")            # local server context window, tokens (per slot)
+    llm_threads: int = valid(0, what=">= 0 (0 = all cores but one)")  # llama.cpp threads (1: two threads on two busy cores decode ~6x slower; 0 = all cores but one)
+    llm_timeout: float = valid(gt=0.0, what="> 0 seconds")     # total seconds per HTTP attempt (> 0, finite)
+    llm_max_retries: int = valid(0, what=">= 0")               # extra attempts after the first (>= 0)
+    llm_call_deadline: float = valid(gt=0.0, what="> 0 seconds")  # total seconds per call: every attempt, backoff and Retry-After wait
+    llm_max_response_bytes: int = valid(1024, what=">= 1024 bytes")  # a response body larger than this is refused, never cached
+    llm_slots: int = valid(1, 64, what="in 1..64")              # parallel sequences of the local server and default concurrency of `LLMClient.map`
+    judge_llm: str            # the tier of the P(yes) relevance judge; empty = the `llm` tier
+    llm_temperature: float = valid(0.0, 2.0, what="in [0, 2]")
+    max_question_chars: int = valid(1, what=">= 1 character")  # a longer question is refused (`check_question`) before it reaches a prompt
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 
 # %% ../nbs/01_config.ipynb #2334d45c
 _SECTIONS = {"data": DataSettings, "graphrag": GraphRAGSettings, "hierarchical": HierarchicalSettings,
              "lattice": LatticeSettings, "models": ModelSettings}
+_BOOL = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 
 def _cast(raw:str, typ, path, section, key):
     try:
         if typ in ("int", int): return int(raw)
         if typ in ("float", float): return float(raw)
         if typ in ("tuple", tuple): return tuple(float(x) for x in raw.split(",") if x.strip())
+        if typ in ("bool", bool):
+            if raw.strip().lower() not in _BOOL: raise ValueError(raw)
+            return _BOOL[raw.strip().lower()]
         return raw.strip()
     except ValueError:
         raise InputError(f"[{section}] {key} = {raw!r} is not a valid {typ}", path=path, field=f"{section}.{key}") from None
@@ -113,26 +186,16 @@ def redact(text, secrets=()) -> str:
     return _SK.sub("***", _BEARER.sub(lambda m: m.group(1) + "***", s))
 
 def _check_ranges(secs:dict, path):
-    "`InputError` naming the key, its value and the allowed range for a `[data]` or `[graphrag]` value out of range (NaN included)."
-    d, g = secs["data"], secs["graphrag"]
-    unit = lambda x: x == x and 0.0 <= x <= 1.0           # NaN fails
-    bad = [("data", "chunk_tokens", d.chunk_tokens >= 8, ">= 8 tokens (e.g. 200)"),
-           ("data", "chunk_overlap", 0 <= d.chunk_overlap < d.chunk_tokens, f">= 0 and below chunk_tokens = {d.chunk_tokens} (e.g. {d.chunk_tokens // 10})"),
-           ("data", "max_article_chars", d.max_article_chars >= 1000, ">= 1000 characters"),
-           ("data", "max_run_chars", d.max_run_chars >= 20, ">= 20 characters (e.g. 100)"),
-           ("graphrag", "k", g.k >= 1, ">= 1 seed chunk (paper: 5)"), ("graphrag", "tau", unit(g.tau), "in [0, 1] (paper: 0.5)"),
-           ("graphrag", "tau_grid", all(unit(x) for x in g.tau_grid), "a list of numbers in [0, 1]"),
-           ("graphrag", "neighbor_top", g.neighbor_top >= 1, ">= 1 (paper: 2)"),
-           ("graphrag", "neighbor_min_sim", g.neighbor_min_sim == g.neighbor_min_sim and -1 <= g.neighbor_min_sim <= 1, "in [-1, 1] (paper: 0.2)")]
-    for sec, key, ok, what in bad:
-        if not ok: raise InputError(f"[{sec}] {key} = {getattr(secs[sec], key)!r} must be {what}", path=path, field=f"{sec}.{key}")
+    "`InputError` naming the file, section, key, value and the allowed range for the first value out of its declared range (`valid`; NaN and inf included)."
+    for sec, cls in _SECTIONS.items():
+        for f in fields(cls): check_range(cls, f.name, getattr(secs[sec], f.name), path)
+    d = secs["data"]
+    if not d.chunk_overlap < d.chunk_tokens:
+        raise InputError(f"[data] chunk_overlap = {d.chunk_overlap!r} must be >= 0 and below chunk_tokens = {d.chunk_tokens} (e.g. {d.chunk_tokens // 10})",
+                         path=path, field="data.chunk_overlap")
 
 def _check_models(m:ModelSettings, path, tier:str|None=None) -> ModelSettings:
-    "Validate the LLM knobs of `[models]` (`InputError` naming the key); `tier` ($FINRAG_LLM) replaces `llm`; fill an empty `llm_model`."
-    bad = [("llm_timeout", m.llm_timeout <= 0, "must be > 0 seconds"), ("llm_max_retries", m.llm_max_retries < 0, "must be >= 0"),
-           ("llm_threads", m.llm_threads < 0, "must be >= 0 (0 = all cores but one)"), ("llm_ctx", m.llm_ctx < 256, "must be >= 256 tokens")]
-    for key, wrong, what in bad:
-        if wrong: raise InputError(f"[models] {key} = {getattr(m, key)!r} {what}", path=path, field=f"models.{key}")
+    "`tier` ($FINRAG_LLM) replaces `[models] llm`; fill an empty `llm_model` (the ranges are checked by `_check_ranges`)."
     llm = (tier or m.llm).strip()
     model = m.llm_model or (Path(llm).stem if llm.lower().endswith(".gguf") else llm)
     return dataclasses.replace(m, llm=llm, llm_model=model)
@@ -175,9 +238,10 @@ def load_settings(path=None) -> Settings:
     "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem."
     path = Path(path or settings_path())
     if not path.exists(): raise InputError("settings file not found (set FINRAG_SETTINGS or run from the project)", path=path)
-    cp = configparser.ConfigParser(inline_comment_prefixes=("#",))
+    cp = configparser.ConfigParser(inline_comment_prefixes=("#",), interpolation=None)   # a '%' in a value is a '%'
     try: cp.read(path, encoding="utf-8")
     except configparser.Error as e: raise InputError(f"not a valid INI file: {e}", path=path) from None
+    except UnicodeDecodeError as e: raise InputError(f"not a UTF-8 text file (byte {e.start}: {e.reason})", path=path) from None
     secs = {k: _section(cls, cp, path, k) for k, cls in _SECTIONS.items()}
     _check_ranges(secs, path)
     env = os.environ.get
@@ -196,3 +260,14 @@ def get_settings() -> Settings:
     keys = ("FINRAG_LLM", "FINRAG_LLM_BASE_URL","FINRAG_LLM_MODEL","FINRAG_LLM_API_KEY","FINRAG_NEO4J_URI","FINRAG_NEO4J_USER",
             "FINRAG_NEO4J_PASSWORD","FINRAG_NEO4J_DATABASE")
     return _cached(str(settings_path()), tuple(os.environ.get(k) for k in keys))
+
+# %% ../nbs/01_config.ipynb #a133a92e
+def check_question(question:str,          # the user's question
+                   max_chars:int|None=None # None = `[models] max_question_chars`
+                  ) -> str:
+    "`question` when it is at most `max_chars` characters; `InputError` (field 'question') saying its length and the setting otherwise."
+    if max_chars is None: max_chars = get_settings().models.max_question_chars
+    if len(question) > max_chars:
+        raise InputError(f"the question is {len(question):,} characters; at most {max_chars:,} are sent to the LLM "
+                         "([models] max_question_chars): shorten it or raise the setting", field="question")
+    return question

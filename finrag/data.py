@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_data.ipynb #7fe33e82
 from __future__ import annotations
-import csv, dataclasses, io, json, re
+import codecs, csv, dataclasses, io, json, re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
@@ -17,7 +17,7 @@ from .core import FinragError, InputError, LoadReport, stable_id
 # %% auto #0
 __all__ = ['FNSPID_COLUMNS', 'require_file', 'read_text', 'encoding_problem', 'parse_date', 'title_from_url', 'NewsItem',
            'iter_json_records', 'iter_csv_records', 'iter_table_rows', 'load_news', 'BeirDataset', 'write_beir',
-           'read_corpus', 'read_queries', 'read_qrels', 'load_beir', 'beir_corpus']
+           'beir_text', 'read_corpus', 'read_queries', 'read_qrels', 'load_beir', 'beir_corpus']
 
 # %% ../nbs/02_data.ipynb #5cfd52ae
 def require_file(path, what:str="file") -> Path:
@@ -344,14 +344,32 @@ def write_beir(ds:BeirDataset,      # the dataset to write
 # %% ../nbs/02_data.ipynb #e49f9e88
 def _report(report, path): return report if report is not None else LoadReport(str(path))
 
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+def beir_text(path) -> tuple[str, str]:
+    "(text, encoding) of a BEIR file: UTF-8 (BOM or not), or UTF-16/UTF-32 when its byte-order mark says so; `InputError` naming the encoding of a BOM-less UTF-16/32 or binary file."
+    raw = require_file(path).read_bytes()
+    enc = next((e for bom, e in _BOMS if raw.startswith(bom)), None)
+    if enc:
+        try: return raw.decode(enc), enc
+        except UnicodeDecodeError as e: raise InputError(f"starts with a {enc.upper()} byte-order mark but is not valid {enc.upper()} ({e.reason} at byte {e.start}); re-save it as UTF-8", path) from None
+    head = raw[:4096]
+    if b"\x00" in head:
+        share = head.count(b"\x00") / len(head)
+        what = ("UTF-32 without a byte-order mark (three NUL bytes per letter)" if share > 0.6 else
+                "UTF-16 without a byte-order mark (a NUL byte between the letters)" if share > 0.3 else None)
+        raise InputError(f"looks like {what}: re-save it as UTF-8" if what else "is a binary file (NUL bytes), not BEIR JSONL/TSV text", path)
+    return read_text(path), "utf-8"
+
 def read_corpus(path,                       # a BEIR corpus.jsonl: {"_id", "title"?, "text"} per line
                 strict:bool=True,           # raise the first bad row (False: skip and count it in `report`)
                 report:LoadReport|None=None # where counts and bad rows go (a new one when None)
                ) -> dict:
     "doc id -> {'title': str, 'text': str}, in file order."
     path = require_file(path, "corpus file"); report = _report(report, path)
+    text, enc = beir_text(path)
     corpus = {}
-    for i, rec in iter_json_records(path, report, strict):
+    for i, rec in iter_json_records(path, report, strict, enc, text):
         did, text, title = rec.get("_id"), rec.get("text"), rec.get("title") or ""
         if did is None or str(did).strip() == "": report.skip(InputError("missing '_id'", path, i, "_id"), strict); continue
         did = str(did)
@@ -367,8 +385,9 @@ def read_queries(path,                       # a BEIR queries.jsonl: {"_id" or "
                 ) -> dict:
     "query id -> query text, in file order."
     path = require_file(path, "queries file"); report = _report(report, path)
+    text, enc = beir_text(path)
     queries = {}
-    for i, rec in iter_json_records(path, report, strict):
+    for i, rec in iter_json_records(path, report, strict, enc, text):
         qid = rec.get("_id", rec.get("query_id"))
         text = rec.get("text")
         if qid is None or str(qid).strip() == "": report.skip(InputError("missing '_id'", path, i, "_id"), strict); continue
@@ -387,7 +406,7 @@ def read_qrels(path,                        # a qrels TSV: query-id, corpus-id, 
               ) -> dict:
     "query id -> {doc id: int relevance}; rows are numbered by file line (a header is line 1)."
     path = require_file(path, "qrels file"); report = _report(report, path)
-    text = read_text(path)
+    text, _ = beir_text(path)
     lines = [l.rstrip("\r") for l in text.split("\n")]
     first = 1
     if lines and len(f := lines[0].split("\t")) == 3 and not re.fullmatch(r"\s*-?\d+\s*", f[2]): lines, first = lines[1:], 2

@@ -11,7 +11,7 @@ from .core import FinragError, InputError, project_root
 
 # %% auto #0
 __all__ = ['SOURCES', 'data_root', 'RemoteFile', 'DataSource', 'register_source', 'source_for', 'file_status', 'data_table',
-           'download_file', 'get']
+           'have', 'have_data', 'download_file', 'get']
 
 # %% ../nbs/02c_download.ipynb #21e50e7e
 def data_root(root=None) -> Path:
@@ -156,6 +156,33 @@ def data_table(root=None) -> list[dict]:
         rows.append({"name": s.name, "used_for": s.used_for, "licence": s.licence, "origin": s.origin, "size_mb": round(s.size/1e6, 1),
                      "files": len(s.files), "present": st.count("present"), "where": str(r/s.files[0].path.split("/")[0])})
     return rows
+
+# %% ../nbs/02c_download.ipynb #45d6e35d
+def have(check,             # callable; raises `FinragError` (whose message names the fix) when the requirement is absent
+         shows:str="",      # what the guarded cell would show, for the message
+        ) -> bool:
+    "True when `check()` returns; on a `FinragError` prints one line (`shows` and the error's message) and returns False."
+    try: check()
+    except FinragError as e:
+        print(f"skipped{': ' + shows if shows else ''} — {e}"); return False
+    return True
+
+def have_data(names,          # a dataset name (see `source_for`) or a list of them
+              shows:str="",   # what the guarded cell would show with the data
+              root=None,      # the data root (see `data_root`)
+             ) -> bool:
+    """True when every file of the datasets `names` is present in the data root (`file_status`); otherwise prints one
+    line — `shows`, the datasets missing (files present / files) and the `finrag data get NAME` commands — and returns
+    False. An unknown name is an `InputError` (`source_for`)."""
+    r = data_root(root)
+    srcs = {s.name: s for s in map(source_for, [names] if isinstance(names, str) else names)}
+    gaps = {n: (sum(file_status(f, r) == "present" for f in s.files), len(s.files)) for n, s in srcs.items()}
+    gaps = {n: (k, m) for n, (k, m) in gaps.items() if k < m}
+    cmds = [f"`finrag data get {n}`" for n in gaps]
+    def check():
+        if gaps: raise FinragError(f"needs {', '.join(f'{n} ({k}/{m} files)' for n, (k, m) in gaps.items())} in the data root {r}: "
+                                   f"run {' and '.join(filter(None, [', '.join(cmds[:-1]), cmds[-1]]))}")
+    return have(check, shows)
 
 # %% ../nbs/02c_download.ipynb #7c78bc04
 def _sha256(p:Path) -> str:

@@ -4,19 +4,20 @@
 
 # %% ../nbs/04_llm.ipynb #179f53c3
 from __future__ import annotations
-import json, os, re, shutil, sqlite3, threading, time, warnings
+import email.utils, json, os, re, shutil, socket, sqlite3, threading, time, warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, asdict
 from fastcore.basics import patch
 from pathlib import Path
-import diskcache, httpx2, openai, tenacity
-from .core import InputError, LLMError, stable_id
+import diskcache, httpcore2, httpx2, openai, tenacity
+from .core import FinragError, InputError, LLMError, stable_id
 from .config import get_settings, redact
 from . import llm_server as _server
 from .llm_server import LLMTier, TIERS, _RUNNING, local_server
 
 # %% auto #0
 __all__ = ['USAGE_KEYS', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'open_cache', 'LLMClient',
-           'get_llm']
+           'chat_many', 'get_llm', 'default_llm']
 
 # %% ../nbs/04_llm.ipynb #737a16f3
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
@@ -61,6 +62,8 @@ class LLMStats:
     parse_failures: int = 0   # JSON requested but no JSON found in the answer
     empty_completions: int = 0  # answers with no choices or null/empty content (never cached)
     relevance_fallbacks: int = 0  # `relevance()` calls whose top log-probabilities held neither yes nor no
+    logprob_fallbacks: int = 0    # log-probabilities asked for but malformed (a shape or a non-number): read as none
+    too_large: int = 0            # responses refused for passing `max_response_bytes` (never cached)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0      # wall seconds of the HTTP calls
@@ -95,6 +98,10 @@ def add_usage(acc, r):
 class _Deadline(Exception):
     "An attempt ran past its total deadline (`timeout` seconds), whatever the server was still sending."
 
+class _TooLarge(Exception):
+    "The response body passed `max_response_bytes`: refused, not retried, never cached."
+    def __init__(self, limit:int, seen:int): self.limit, self.seen = limit, seen
+
 class _BadBody(Exception):
     "HTTP 200 whose body is not an OpenAI chat completion (malformed JSON, an HTML page, a broken stream)."
     def __init__(self, ctype:str|None, head:bytes): self.ctype, self.head = ctype or "no content type", head
@@ -108,11 +115,24 @@ def _retryable(e:BaseException) -> bool:
     if isinstance(e, (_Deadline, _BadBody, httpx2.TransportError, openai.APIConnectionError)): return True
     return isinstance(e, openai.APIStatusError) and (e.status_code in (408, 409, 429) or e.status_code >= 500)
 
-def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=()) -> LLMError:
+def _retry_after(e:BaseException) -> float|None:
+    "Seconds a 429/503 answer asked the client to wait (`Retry-After`: seconds or an HTTP date, RFC 9110 §10.2.3); None when absent or unreadable."
+    resp = getattr(e, "response", None)
+    v = resp.headers.get("retry-after") if resp is not None and getattr(e, "status_code", None) in (429, 503) else None
+    if not v: return None
+    try: return max(0.0, float(v))
+    except ValueError: pass
+    try: return max(0.0, email.utils.parsedate_to_datetime(v).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError): return None
+
+def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), deadline:float|None=None) -> LLMError:
     "An `LLMError` that says what failed, where (credentials redacted), after how many attempts, and what to check."
     n = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(e, _StreamBroken): e = e.cause
-    if isinstance(e, (_Deadline, openai.APITimeoutError, httpx2.TimeoutException)):
+    if isinstance(e, _TooLarge):
+        msg = (f"LLM server at {url} sent a response of more than {e.limit:,} bytes (refused, not cached); "
+               "raise [models] llm_max_response_bytes if answers this long are expected")
+    elif isinstance(e, (_Deadline, openai.APITimeoutError, httpx2.TimeoutException)):
         msg = (f"LLM server at {url} did not answer within {timeout:g}s after {n} ({timeout:g}s is the total per attempt); "
                "check FINRAG_LLM_BASE_URL, or raise [models] llm_timeout for a slow model")
     elif isinstance(e, _BadBody):
@@ -124,11 +144,21 @@ def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=()) ->
     elif isinstance(e, openai.APIStatusError):
         hint = {401: "; check FINRAG_LLM_API_KEY", 403: "; check FINRAG_LLM_API_KEY",
                 404: "; check FINRAG_LLM_MODEL and that FINRAG_LLM_BASE_URL ends in /v1"}.get(e.status_code, "")
+        ra = _retry_after(e)
+        if ra is not None: hint += f"; it asked to retry after {ra:g}s, past the call's deadline of {deadline:g}s ([models] llm_call_deadline)"
         msg = f"LLM server at {url} answered HTTP {e.status_code} after {n}: {str(e.message)[:300]}{hint}"
     else: msg = f"LLM call to {url} failed after {n}: {e}"
     err = LLMError(redact(msg, secrets))
     err.status_code = getattr(e, "status_code", None)
     return err
+
+def _check_url(url:str) -> str:
+    "`url` when it is an http(s) URL with a host, else `InputError` (field FINRAG_LLM_BASE_URL) naming it (credentials redacted)."
+    try: u = httpx2.URL(url); ok = u.scheme in ("http", "https") and bool(u.host); why = "it needs http:// or https:// and a host"
+    except (httpx2.InvalidURL, ValueError, TypeError) as e: ok, why = False, str(e)
+    if not ok: raise InputError(f"the LLM base URL {redact(url)!r} is not a valid URL ({why}); "
+                                "set FINRAG_LLM_BASE_URL to an OpenAI-compatible '.../v1' URL", field="FINRAG_LLM_BASE_URL")
+    return url
 
 def _check_messages(messages):
     if not isinstance(messages, (list, tuple)) or not messages:
@@ -150,12 +180,33 @@ def _json_request(messages:list, schema:dict, mode:str) -> tuple[list, dict|None
     else: msgs.insert(0, {"role": "system", "content": note})
     return msgs, ({"type": "json_object"} if mode == "json_object" else None)
 
+class _BadLogprobs(ValueError):
+    "The server's log-probabilities are not of OpenAI's shape."
+
+def _num(x) -> float:
+    "A finite or -inf log-probability as float; `_BadLogprobs` for anything else (None, a string, NaN, a bool)."
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x or x == float("inf"): raise _BadLogprobs(repr(x)[:40])
+    return float(x)
+
 def _token_logprobs(choice:dict) -> list|None:
-    "[[token, logprob, [[alternative, logprob], ...]], ...] of a choice (a JSON dict), None when the server sent no logprobs."
-    content = ((choice or {}).get("logprobs") or {}).get("content")
-    if not content: return None
-    return [[t.get("token"), float(t.get("logprob") or 0.0), [[a.get("token"), float(a.get("logprob"))] for a in (t.get("top_logprobs") or [])]]
-            for t in content]
+    """[[token, logprob, [[alternative, logprob], ...]], ...] of a choice (a JSON dict), None when the server sent no
+    logprobs; `_BadLogprobs` when they are not OpenAI's shape (`choices[0].logprobs.content[i]` = {token: str, logprob:
+    number, top_logprobs: [{token, logprob}, ...]}), so that the caller counts a fallback instead of crashing."""
+    lp = (choice or {}).get("logprobs") if isinstance(choice, dict) else None
+    if lp is None: return None
+    if not isinstance(lp, dict): raise _BadLogprobs("logprobs is not an object")
+    content = lp.get("content")
+    if content is None or content == []: return None
+    if not isinstance(content, list): raise _BadLogprobs("logprobs.content is not a list")
+    out = []
+    for t in content:
+        if not isinstance(t, dict) or not isinstance(t.get("token"), str): raise _BadLogprobs("a token entry is not {token, logprob, ...}")
+        alts = t.get("top_logprobs")
+        if alts is None: alts = []
+        if not isinstance(alts, list) or not all(isinstance(a, dict) and isinstance(a.get("token"), str) for a in alts):
+            raise _BadLogprobs("top_logprobs is not a list of {token, logprob}")
+        out.append([t["token"], _num(t.get("logprob")), [[a["token"], _num(a.get("logprob"))] for a in alts]])
+    return out
 
 def _cache_key(identity:str, req:dict) -> str:
     "Hash of the endpoint identity and the request as sent (model, messages, every sampling field); `stream` does not count."
@@ -176,6 +227,65 @@ def open_cache(path) -> diskcache.Cache:
         return diskcache.Cache(str(path))
 
 
+# %% ../nbs/04_llm.ipynb #a7d1e002
+_ATTEMPT = threading.local()   # .watch: the `_Watchdog` of the attempt running in this thread
+
+def _shut(sock):
+    try: sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError): pass
+
+class _Watchdog:
+    "One attempt's deadline: `seconds` after it is entered, every socket the attempt used is shut down (blocked reads return)."
+    def __init__(self, seconds:float):
+        self.expired, self._socks, self._lk = False, [], threading.Lock()
+        self._timer = threading.Timer(max(0.0, seconds), self.fire); self._timer.daemon = True
+
+    def use(self, sock):
+        "Register `sock` as used by this attempt (shut at once when the deadline already passed)."
+        if sock is None: return
+        with self._lk:
+            if not any(s is sock for s in self._socks): self._socks.append(sock)
+            if self.expired: _shut(sock)
+
+    def fire(self):
+        with self._lk:
+            self.expired = True
+            for s in self._socks: _shut(s)
+
+    def __enter__(self):
+        self._prev = getattr(_ATTEMPT, "watch", None); _ATTEMPT.watch = self; self._timer.start(); return self
+    def __exit__(self, *exc): self._timer.cancel(); _ATTEMPT.watch = self._prev
+
+class _WatchedStream(httpcore2.NetworkStream):
+    "An httpcore network stream that reports its socket to this thread's `_Watchdog` before each read and write."
+    def __init__(self, stream): self._s = stream
+    def _touch(self):
+        w = getattr(_ATTEMPT, "watch", None)
+        if w is not None: w.use(self._s.get_extra_info("socket"))
+    def read(self, max_bytes, timeout=None): self._touch(); return self._s.read(max_bytes, timeout)
+    def write(self, buffer, timeout=None): self._touch(); return self._s.write(buffer, timeout)
+    def close(self): return self._s.close()
+    def start_tls(self, *a, **kw): return _WatchedStream(self._s.start_tls(*a, **kw))
+    def get_extra_info(self, info): return self._s.get_extra_info(info)
+
+class _WatchedBackend(httpcore2.NetworkBackend):
+    "httpcore's network backend whose streams are `_WatchedStream`s."
+    def __init__(self, backend): self._b = backend
+    def _wrap(self, s): s = _WatchedStream(s); s._touch(); return s
+    def connect_tcp(self, *a, **kw): return self._wrap(self._b.connect_tcp(*a, **kw))
+    def connect_unix_socket(self, *a, **kw): return self._wrap(self._b.connect_unix_socket(*a, **kw))
+    def sleep(self, seconds): return self._b.sleep(seconds)
+
+def _watch(http_client) -> bool:
+    "Route the sockets of an `httpx2.Client`'s connection pools through `_WatchedBackend`; False when it has no pool to hook (a custom transport)."
+    ok = False
+    for tr in [getattr(http_client, "_transport", None), *getattr(http_client, "_mounts", {}).values()]:
+        pool = getattr(tr, "_pool", None)
+        if pool is not None and hasattr(pool, "_network_backend"):
+            if not isinstance(pool._network_backend, _WatchedBackend): pool._network_backend = _WatchedBackend(pool._network_backend)
+            ok = True
+    return ok
+
 # %% ../nbs/04_llm.ipynb #3b5c2285
 class LLMClient:
     "A cached, retried OpenAI chat-completions client for `base_url` (default: FINRAG_LLM_BASE_URL, else the local llama.cpp server)."
@@ -187,19 +297,30 @@ class LLMClient:
                  timeout:float|None=None,  # total seconds per HTTP attempt; None = `[models] llm_timeout`
                  max_retries:int|None=None,# extra attempts after the first; None = `[models] llm_max_retries`
                  *,
+                 call_deadline:float|None=None,      # total seconds per call (attempts, backoff, Retry-After); None = `[models] llm_call_deadline`
+                 max_response_bytes:int|None=None,   # a larger response body is refused; None = `[models] llm_max_response_bytes`
                  backoff:float=0.5,        # first retry wait in seconds (doubles each retry, plus jitter up to `backoff`)
-                 http_client=None          # an `httpx2.Client` for the openai SDK (proxies, request hooks); None = the SDK's
+                 http_client=None,         # an `httpx2.Client` for the openai SDK (proxies, request hooks); None = the SDK's
+                 tier:str|None=None        # without a base URL: the local server of this tier instead of `[models] llm` (the judge tier)
                 ):
         s = get_settings()
         self._url = (base_url or s.llm_base_url or "").rstrip("/") or None
+        if self._url is not None: _check_url(self._url)
         if self._url is None and s.models.llm == "remote":
             raise LLMError("[models] llm = remote needs FINRAG_LLM_BASE_URL (an OpenAI-compatible '.../v1' URL)")
-        self.model = model or s.llm_model_override or s.models.llm_model
+        self._tier = tier if self._url is None else None
+        self.model = model or s.llm_model_override or (tier if self._tier else s.models.llm_model)
         self.api_key = api_key or s.llm_api_key
         self.timeout = float(s.models.llm_timeout if timeout is None else timeout)
+        if self.timeout == float("inf"): raise InputError("the LLM timeout must be finite", field="llm_timeout")
         self.max_retries = int(s.models.llm_max_retries if max_retries is None else max_retries)
         if not self.timeout > 0: raise InputError(f"the LLM timeout must be > 0 seconds, got {self.timeout:g}", field="llm_timeout")
         if self.max_retries < 0: raise InputError(f"LLM retries must be >= 0, got {self.max_retries}", field="llm_max_retries")
+        self.call_deadline = float(s.models.llm_call_deadline if call_deadline is None else call_deadline)
+        self.max_response_bytes = int(s.models.llm_max_response_bytes if max_response_bytes is None else max_response_bytes)
+        if not 0 < self.call_deadline < float("inf"):
+            raise InputError(f"the LLM call deadline must be > 0 seconds and finite, got {self.call_deadline:g}", field="llm_call_deadline")
+        if self.max_response_bytes < 1: raise InputError(f"max_response_bytes must be >= 1, got {self.max_response_bytes}", field="llm_max_response_bytes")
         self.temperature = s.models.llm_temperature
         self.backoff, self._http = backoff, http_client
         cdir = s.cache_dir/"llm" if cache_dir is None else cache_dir
@@ -227,26 +348,44 @@ class LLMClient:
         with self._lock:
             if self._sdk is None:
                 if self._url is None:
-                    srv = local_server(); self._url, self._identity = srv.base_url, srv.identity
+                    srv = local_server(self._tier) if self._tier else local_server()
+                    self._url, self._identity = srv.base_url, srv.identity
+                http = self._http if self._http is not None else openai.DefaultHttpxClient()
+                self._watched = _watch(http)      # False: a custom transport; the deadline is then checked between chunks only
                 self._sdk = openai.OpenAI(base_url=self._url, api_key=self.api_key, timeout=self.timeout,
-                                          max_retries=0, http_client=self._http)
+                                          max_retries=0, http_client=http)
                 self._sdk.chat.completions   # the SDK imports its resource modules lazily (seconds on a busy machine): not inside a deadline
             return self._sdk
 
     def _on_retry(self, state):
         with self._lock: self.stats.retries += 1
 
-    def _attempt(self, req:dict, on_token) -> dict:
-        "One HTTP attempt, abandoned `timeout` seconds after it began however slowly bytes arrive; the completion as a JSON dict."
+    def _attempt(self, req:dict, on_token, seconds:float) -> dict:
+        "One HTTP attempt, its connection closed by a timer `seconds` after it began (connect, headers, body); the completion as a JSON dict."
         sdk = self._client()
-        t0 = time.monotonic(); end = t0 + self.timeout
-        with sdk.chat.completions.with_streaming_response.create(**req, timeout=self.timeout) as resp:
-            ctype = resp.headers.get("content-type")
-            if req.get("stream") and "text/event-stream" in (ctype or ""): return _read_stream(resp, end, t0, on_token)
-            buf = bytearray()
-            for chunk in resp.iter_bytes():
-                buf += chunk
-                if time.monotonic() > end: raise _Deadline()
+        t0 = time.monotonic(); end, cap = t0 + seconds, self.max_response_bytes
+        with _Watchdog(seconds) as w:
+            try:
+                with sdk.chat.completions.with_streaming_response.create(**req, timeout=seconds) as resp:
+                    ctype, size = resp.headers.get("content-type"), resp.headers.get("content-length")
+                    if size and size.isdigit() and int(size) > cap: raise _TooLarge(cap, int(size))
+                    if req.get("stream") and "text/event-stream" in (ctype or ""):
+                        out = _read_stream(resp, end, t0, on_token, cap)
+                        if w.expired: raise _StreamBroken(_Deadline()) if out["choices"] else _Deadline()   # cut by the timer
+                        return out
+                    buf = bytearray()
+                    for chunk in resp.iter_bytes():
+                        buf += chunk
+                        if len(buf) > cap: raise _TooLarge(cap, len(buf))
+                        if time.monotonic() > end: raise _Deadline()
+            except (_Deadline, _TooLarge): raise
+            except _StreamBroken as e:
+                if w.expired and not isinstance(e.cause, _TooLarge): raise _StreamBroken(_Deadline()) from None
+                raise
+            except Exception:
+                if w.expired: raise _Deadline() from None   # the timer shut the socket: whatever broke, the deadline did it
+                raise
+        if w.expired: raise _Deadline()                      # the timer cut the body (an EOF after a shutdown looks like its end)
         try: out = json.loads(bytes(buf))
         except ValueError: raise _BadBody(ctype, bytes(buf[:200])) from None
         if not isinstance(out, dict) or not isinstance(out.get("choices"), list): raise _BadBody(ctype, bytes(buf[:200]))
@@ -255,19 +394,31 @@ class LLMClient:
             if text: on_token(text)
         return out
 
+    def _wait(self, state) -> float:
+        "Backoff before the next attempt: exponential with jitter, or the server's `Retry-After` when longer."
+        w = tenacity.wait_exponential_jitter(multiplier=self.backoff, max=30, jitter=self.backoff)(state)
+        ra = _retry_after(state.outcome.exception())
+        return w if ra is None else max(w, ra)
+
     def _create(self, req:dict, on_token=None) -> dict:
-        "POST /chat/completions with retries; raises `LLMError` (with `.status_code`) after the last attempt."
-        attempts = 0
+        "POST /chat/completions with retries within `call_deadline`; raises `LLMError` (with `.status_code`) after the last attempt."
+        attempts, t_end = 0, time.monotonic() + self.call_deadline
         def once():
             nonlocal attempts; attempts += 1
-            return self._attempt(req, on_token)
+            left = t_end - time.monotonic()
+            if left <= 0: raise _Deadline()
+            return self._attempt(req, on_token, min(self.timeout, left))
         retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self.max_retries + 1), reraise=True,
-            wait=tenacity.wait_exponential_jitter(multiplier=self.backoff, max=30, jitter=self.backoff),
-            retry=tenacity.retry_if_exception(_retryable), before_sleep=self._on_retry)
+            stop=tenacity.stop_after_attempt(self.max_retries + 1) | tenacity.stop_before_delay(self.call_deadline), reraise=True,
+            wait=self._wait, retry=tenacity.retry_if_exception(_retryable), before_sleep=self._on_retry)
         try: return retrying(once)
-        except (openai.OpenAIError, httpx2.HTTPError, _Deadline, _BadBody, _StreamBroken) as e:
+        except _TooLarge as e:
+            with self._lock: self.stats.too_large += 1
             raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key]) from None
+        except (openai.OpenAIError, httpx2.HTTPError, _Deadline, _BadBody, _StreamBroken) as e:
+            if isinstance(e, _StreamBroken) and isinstance(e.cause, _TooLarge):
+                with self._lock: self.stats.too_large += 1
+            raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key], self.call_deadline) from None
 
     def _parse(self, r:LLMResponse, json_schema) -> LLMResponse:
         if json_schema is not None:
@@ -301,12 +452,24 @@ class LLMClient:
 
 
 # %% ../nbs/04_llm.ipynb #c997ab0a
-def _read_stream(resp, end:float, t0:float, on_token) -> dict:
-    "Read OpenAI server-sent events until `[DONE]` (or `end`), passing each content piece to `on_token`; a completion-shaped dict."
+def _sse_lines(resp, end:float, cap:int):
+    "The lines of a byte stream, at most `cap` bytes in all (`_TooLarge`), `_Deadline` past `end` (the watchdog also cuts a silent one)."
+    buf, total = b"", 0
+    for chunk in resp.iter_bytes():
+        total += len(chunk)
+        if total > cap: raise _TooLarge(cap, total)
+        if time.monotonic() > end: raise _Deadline()
+        buf += chunk
+        if b"\n" in chunk:
+            *lines, buf = buf.split(b"\n")
+            for l in lines: yield l.rstrip(b"\r").decode("utf-8", "replace")
+    if buf: yield buf.rstrip(b"\r").decode("utf-8", "replace")
+
+def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000) -> dict:
+    "Read OpenAI server-sent events until `[DONE]` (or `end`, or `cap` bytes), passing each content piece to `on_token`; a completion-shaped dict."
     pieces, usage, model, timings, first, ctype = [], None, None, None, None, resp.headers.get("content-type")
     try:
-        for line in resp.iter_lines():
-            if time.monotonic() > end: raise _Deadline()
+        for line in _sse_lines(resp, end, cap):
             if not line.startswith("data:"): continue
             data = line[5:].strip()
             if data == "[DONE]": break
@@ -319,7 +482,7 @@ def _read_stream(resp, end:float, t0:float, on_token) -> dict:
                     if first is None: first = time.monotonic() - t0
                     pieces.append(piece)
                     if on_token is not None: on_token(piece)
-    except (_Deadline, _BadBody, httpx2.HTTPError) as e:
+    except (_Deadline, _BadBody, _TooLarge, httpx2.HTTPError, openai.APIConnectionError) as e:
         if pieces: raise _StreamBroken(e) from None
         raise
     usage = usage or {"prompt_tokens": 0, "completion_tokens": len(pieces)}   # llama.cpp streams one token per event
@@ -370,7 +533,11 @@ def chat(self:LLMClient,
         text = ((ch or {}).get("message") or {}).get("content")
         rec = dict(text=text or "", model=out.get("model") or self.model,
                    prompt_tokens=int(u.get("prompt_tokens") or 0), completion_tokens=int(u.get("completion_tokens") or 0))
-        if logprobs is not None: rec["logprobs"] = _token_logprobs(ch)
+        if logprobs is not None:
+            try: rec["logprobs"] = _token_logprobs(ch)
+            except _BadLogprobs:
+                rec["logprobs"] = None
+                with self._lock: self.stats.logprob_fallbacks += 1
         empty = not (text or "").strip()
         with self._lock:
             st = self.stats
@@ -382,6 +549,34 @@ def chat(self:LLMClient,
                                        server_timings=out.get("timings"), empty=empty), json_schema)
 
 
+# %% ../nbs/04_llm.ipynb #a7d1e004
+def chat_many(llm,                       # an `LLMClient`, or any object with its `chat` signature
+              requests:list,             # [{'messages': [...], **chat keyword arguments}, ...] (a bare message list is a request too)
+              concurrency:int|None=None, # threads at once; None = `[models] llm_slots` for an `LLMClient`, 1 for a stand-in
+                                         # (scripted fakes may depend on call order); 1 = one after the other in this thread
+              progress:bool=False,       # a tqdm bar over the requests
+              desc:str="LLM calls"
+             ) -> list:
+    "`llm.chat(**r)` for each request on up to `concurrency` threads, in order: an `LLMResponse`, or the `FinragError` that request raised."
+    reqs = [r if isinstance(r, dict) else {"messages": r} for r in requests]
+    if concurrency is None: concurrency = get_settings().models.llm_slots if isinstance(llm, LLMClient) else 1
+    n = int(concurrency)
+    if n < 1: raise InputError(f"concurrency must be >= 1, got {n}", field="concurrency")
+    def one(r):
+        try: return llm.chat(**r)
+        except FinragError as e: return e
+    from tqdm.auto import tqdm
+    with tqdm(total=len(reqs), desc=desc, disable=not progress, leave=False) as bar:
+        def run(r):
+            out = one(r); bar.update(1); return out
+        if n == 1 or len(reqs) <= 1: return [run(r) for r in reqs]
+        with ThreadPoolExecutor(max_workers=min(n, len(reqs)), thread_name_prefix="finrag-llm") as ex: return list(ex.map(run, reqs))
+
+@patch
+def map(self:LLMClient, requests:list, concurrency:int|None=None, progress:bool=False) -> list:
+    "`chat_many(self, requests, concurrency, progress)`: the requests' responses in order, a failed one as its exception."
+    return chat_many(self, requests, concurrency, progress)
+
 # %% ../nbs/04_llm.ipynb #7227f482
 _DEFAULT: dict = {}
 
@@ -392,3 +587,8 @@ def get_llm() -> LLMClient:
     if _DEFAULT.get("key") != key: _DEFAULT.update(key=key, client=LLMClient())
     return _DEFAULT["client"]
 
+
+# %% ../nbs/04_llm.ipynb #292f01d3
+def default_llm(llm=None) -> LLMClient:
+    "`llm`, or the project's default client `get_llm()` when it is None (created once, on first use)."
+    return get_llm() if llm is None else llm

@@ -4,16 +4,21 @@
 
 # %% ../nbs/04b_llm_server.ipynb #c87b11cf
 from __future__ import annotations
-import atexit, hashlib, os, importlib, importlib.util, json, re, threading, time, urllib.request
+import atexit, hashlib, os, importlib, importlib.util, json, re, socket, threading, time, urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from .core import InputError, ModelUnavailableError, LLMError, stable_id
 from .config import get_settings
-from .testing import free_port
 
 # %% auto #0
-__all__ = ['TIERS', 'DEFAULT_TIER', 'GGUF_NAME', 'LLMTier', 'packaged_gguf', 'file_sha256', 'tier_gguf', 'llm_gguf',
+__all__ = ['TIERS', 'DEFAULT_TIER', 'GGUF_NAME', 'free_port', 'LLMTier', 'packaged_gguf', 'file_sha256', 'tier_gguf', 'llm_gguf',
            'LocalLLMServer', 'local_server']
+
+# %% ../nbs/04b_llm_server.ipynb #d4b82591
+def free_port() -> int:
+    "A TCP port on 127.0.0.1 that the OS says is free now (another process can take it before you bind it)."
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
 
 # %% ../nbs/04b_llm_server.ipynb #9f127879
 @dataclass(frozen=True)
@@ -171,6 +176,7 @@ class LocalLLMServer:
                  model=None,               # a tier name or a .gguf path; None = `[models] llm` (FINRAG_LLM)
                  n_ctx:int|None=None,      # context window in tokens; None = `[models] llm_ctx`
                  n_threads:int|None=None,  # CPU threads; None = `[models] llm_threads` (0 there: all cores but one)
+                 slots:int|None=None,      # parallel sequences (continuous batching), each with the full `n_ctx`; None = `[models] llm_slots`
                  alias:str|None=None,      # model name the server reports; None = `[models] llm_model` for the configured tier, else the tier name / file stem
                  verbosity:int=1,          # llama.cpp log threshold on stderr: 1 errors, 2 warnings, 3 info, 4 debug
                  start_timeout:float=120.0 # seconds to wait for /health
@@ -179,6 +185,8 @@ class LocalLLMServer:
         self.model = str(model) if model is not None else None
         self.n_ctx = int(n_ctx or m.llm_ctx)
         self.n_threads = int(n_threads or m.llm_threads or max(1, (os.cpu_count() or 2) - 1))
+        self.slots = int(slots or m.llm_slots)
+        if not 1 <= self.slots <= 64: raise InputError(f"llm_slots must be in 1..64, got {self.slots}", field="models.llm_slots")
         self._alias, self.verbosity, self.start_timeout = alias, verbosity, start_timeout
         self.name: str|None = None         # tier name or file stem, known after start()
         self.model_path: Path|None = None  # the GGUF served, known after start()
@@ -196,7 +204,8 @@ class LocalLLMServer:
     def _params(self, path:Path, port:int):
         import xllamacpp
         p = xllamacpp.CommonParams()
-        p.model.path = str(path); p.n_ctx = self.n_ctx; p.n_parallel = 1
+        # n_slots sequences decoded together (continuous batching); the KV cache is split per slot, so each gets n_ctx
+        p.model.path = str(path); p.n_ctx = self.n_ctx * self.slots; p.n_parallel = self.slots; p.cont_batching = True
         p.cpuparams.n_threads = self.n_threads; p.cpuparams_batch.n_threads = self.n_threads
         p.hostnames = ["127.0.0.1"]; p.port = port; p.verbosity = self.verbosity
         p.model_alias = {self.alias}; p.endpoint_metrics = True
@@ -252,11 +261,16 @@ class LocalLLMServer:
 # %% ../nbs/04b_llm_server.ipynb #8b5a4cd8
 _LOCAL: LocalLLMServer|None = None
 _LOCAL_LOCK = threading.Lock()
+_TIER_SERVERS: dict = {}   # tier -> LocalLLMServer of the tiers other than `[models] llm` (the judge tier)
 
-def local_server() -> LocalLLMServer:
-    "The process-wide local llama.cpp server for `[models] llm`, started at the first call (and again if stopped); stopped at exit."
+def local_server(tier:str|None=None) -> LocalLLMServer:
+    "The process-wide local llama.cpp server for `[models] llm` (or for `tier`, one server each), started at the first call (and again if stopped); stopped at exit."
     global _LOCAL
     with _LOCAL_LOCK:
+        if tier is not None:
+            if tier not in _TIER_SERVERS:
+                _TIER_SERVERS[tier] = LocalLLMServer(tier); atexit.register(_TIER_SERVERS[tier].stop)
+            return _TIER_SERVERS[tier].__enter__()
         if _LOCAL is None:
             _LOCAL = LocalLLMServer()
             atexit.register(_LOCAL.stop)

@@ -16,8 +16,8 @@ _log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'onnx_export', 'OnnxEncoder',
-           'Embedder', 'get_embedder', 'SentimentScore', 'lm_probabilities', 'LMSentiment', 'FinBertSentiment',
-           'get_sentiment']
+           'Embedder', 'get_embedder', 'default_embedder', 'SentimentScore', 'lm_probabilities', 'LMSentiment',
+           'FinBertSentiment', 'get_sentiment']
 
 # %% ../nbs/03_models.ipynb #38126322
 def hub_errors() -> tuple:
@@ -222,6 +222,11 @@ def get_embedder(name:str|None=None, backend:str|None=None) -> Embedder:
     "The process-wide `Embedder` for `name` (default `[models] embedder`) and `backend` (default `[models] embedder_backend`), loaded once."
     M = get_settings().models
     return _embedder(name or M.embedder, backend or M.embedder_backend)
+
+# %% ../nbs/03_models.ipynb #b29d9fa2
+def default_embedder(embedder=None) -> Embedder:
+    "`embedder`, or the project's default `get_embedder()` when it is None (loaded once, on first use)."
+    return get_embedder() if embedder is None else embedder
 
 # %% ../nbs/03_models.ipynb #2557328c
 @dataclass(frozen=True)

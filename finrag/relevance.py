@@ -4,14 +4,16 @@
 
 # %% ../nbs/04c_relevance.ipynb #c4c00004
 from __future__ import annotations
-import math
-from .llm import get_llm
+import math, threading
+from .llm import LLMClient, chat_many, get_llm
+from .config import get_settings
 from .chunking import CHARS_PER_TOKEN, split_sentences
 from .core import InputError
 
 # %% auto #0
-__all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'DOC_CUTS', 'yes_probability', 'chat_logprobs', 'truncate_tokens',
-           'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'relevance']
+__all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'DOC_CUTS', 'yes_probability', 'first_token_top', 'chat_logprobs',
+           'truncate_tokens', 'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'relevance',
+           'relevance_many', 'judge_tier', 'get_judge_llm']
 
 # %% ../nbs/04c_relevance.ipynb #71cc35ff
 def yes_probability(top:list,       # [(token, logprob), ...] of the first answer token (may be empty)
@@ -32,6 +34,27 @@ def yes_probability(top:list,       # [(token, logprob), ...] of the first answe
     if w.startswith("no"): return 0.0, "text"
     return 0.5, "undecided"
 
+def first_token_top(logprobs, llm=None) -> list:
+    """[(token, logprob), ...] of the first generated token, from a response's `logprobs` in the client's format
+    ([[token, logprob, [[alt, logprob], ...]], ...]); [] when there are none. Any other shape (a string, a list of
+    non-lists, pairs of the wrong length, a non-numeric logprob, missing alternatives) is [] too, counted in
+    `llm.stats.logprob_fallbacks` when `llm` has stats — never an exception."""
+    if not logprobs: return []
+    try:
+        first = logprobs[0]
+        alts = first[2] if isinstance(first, (list, tuple)) and len(first) > 2 else None
+        if not isinstance(alts, (list, tuple)) or not alts: raise ValueError("no alternatives")
+        top = []
+        for a in alts:
+            if not isinstance(a, (list, tuple)) or len(a) != 2 or isinstance(a[1], bool) or not isinstance(a[1], (int, float)):
+                raise ValueError(repr(a)[:40])
+            top.append((str(a[0]), float(a[1])))
+        return top
+    except (ValueError, TypeError, KeyError, IndexError):
+        st = getattr(llm, "stats", None)
+        if st is not None and hasattr(st, "logprob_fallbacks"): st.logprob_fallbacks += 1
+        return []
+
 def chat_logprobs(llm,                   # a `LLMClient` (or any object with its `chat` signature)
                   messages:list,         # chat messages
                   top_logprobs:int=20,   # alternatives per token (OpenAI allows up to 20)
@@ -40,9 +63,7 @@ def chat_logprobs(llm,                   # a `LLMClient` (or any object with its
                  ) -> dict:
     "{'text', 'top': [(token, logprob), ...] of the first generated token ([] when the server returns none), 'cached'}."
     r = llm.chat(messages, max_tokens=max_tokens, temperature=0.0, logprobs=top_logprobs, cache=cache)
-    lp = r.logprobs or []
-    top = [(str(t), float(l)) for t, l in lp[0][2]] if lp and len(lp[0]) > 2 else []
-    return {"text": r.text, "top": top, "cached": r.cached}
+    return {"text": r.text, "top": first_token_top(r.logprobs, llm), "cached": r.cached}
 
 
 # %% ../nbs/04c_relevance.ipynb #9fbb2e21
@@ -112,10 +133,52 @@ def relevance(query:str, text:str, llm=None, *,
               counts:dict|None=None                  # adds 1 to counts[how], how ∈ {'logprobs', 'text', 'undecided'}
              ) -> float:
     "P(yes) ∈ [0, 1] that `text` is relevant to `query` (pointwise LLM judge, Qwen3-Reranker prompt); fallbacks are counted in `llm.stats.relevance_fallbacks`."
-    llm = llm or get_llm()
-    r = chat_logprobs(llm, relevance_messages(query, text, instruction, max_doc_tokens, cut), top_logprobs)
-    p, how = yes_probability(r["top"], r["text"])
+    return relevance_many(query, [text], llm, instruction=instruction, max_doc_tokens=max_doc_tokens, cut=cut,
+                          top_logprobs=top_logprobs, counts=counts, concurrency=1)[0]
+
+def _judge(llm, r, counts) -> float:
+    "P(yes) of one judge response `r`, `how` counted in `counts` and fallbacks in `llm.stats.relevance_fallbacks`."
+    p, how = yes_probability(first_token_top(r.logprobs, llm), r.text)
     if counts is not None: counts[how] = counts.get(how, 0) + 1
     if how != "logprobs" and hasattr(llm, "stats"): llm.stats.relevance_fallbacks += 1
     return min(1.0, max(0.0, p))
 
+def relevance_many(query:str, texts:list, llm=None, *,
+                   instruction:str=RELEVANCE_INSTRUCTION, max_doc_tokens:int=400, cut:str="head", top_logprobs:int=20,
+                   counts:dict|None=None,
+                   concurrency:int|None=None,  # judge calls at once (`finrag.llm.chat_many`); None = `[models] llm_slots`
+                   on_error:str="raise"        # a failed call: 'raise' its `LLMError` once every other call is done (and cached) | 'nan'
+                  ) -> list[float]:
+    """[P(yes) of each text] for one query, the calls run together by `chat_many` (in order; one shared prompt prefix,
+    so llama.cpp's prompt cache reads the instruction and query once per slot). A failed call is NaN with
+    `on_error='nan'` (counted in counts['failed']); otherwise its `LLMError` is raised after the others finished."""
+    llm = llm or get_judge_llm()
+    reqs = [dict(messages=relevance_messages(query, t, instruction, max_doc_tokens, cut), max_tokens=1, temperature=0.0,
+                 logprobs=top_logprobs) for t in texts]
+    out, err = [], None
+    for r in chat_many(llm, reqs, concurrency):
+        if isinstance(r, BaseException):
+            if on_error != "nan": err = err or r
+            if counts is not None: counts["failed"] = counts.get("failed", 0) + 1
+            out.append(float("nan")); continue
+        out.append(_judge(llm, r, counts))
+    if err is not None: raise err
+    return out
+
+# %% ../nbs/04c_relevance.ipynb #c4c000a2
+_JUDGE: dict = {}
+_JUDGE_LOCK = threading.Lock()
+
+def judge_tier() -> str|None:
+    "The tier of the relevance judge when it has its own local server: `[models] judge_llm` unless empty, the answer tier, or a remote endpoint is set."
+    s = get_settings(); t = (s.models.judge_llm or "").strip()
+    return None if not t or t == s.models.llm or s.llm_base_url else t
+
+def get_judge_llm():
+    "The process-wide client of the judge tier (`judge_tier()`; its own local llama.cpp server), else `get_llm()`."
+    t = judge_tier()
+    if t is None: return get_llm()
+    s = get_settings(); key = (id(s), t)
+    with _JUDGE_LOCK:
+        if _JUDGE.get("key") != key: _JUDGE.update(key=key, client=LLMClient(tier=t))
+        return _JUDGE["client"]

@@ -4,10 +4,21 @@
 
 # %% ../nbs/09b_report.ipynb #5b859d56
 from __future__ import annotations
+import re
 
 # %% auto #0
-__all__ = ['entity_list', 'enrichment_table', 'format_comparison', 'format_contexts', 'format_footer', 'llm_banner',
+__all__ = ['printable', 'entity_list', 'enrichment_table', 'format_comparison', 'format_contexts', 'format_footer', 'llm_banner',
            'retrieval_report', 'answer_record', 'answer_report', 'build_summary', 'build_estimate']
+
+# %% ../nbs/09b_report.ipynb #76bef44c
+_ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"                        # CSI: colours, cursor moves, clear screen
+                      r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC/DCS/SOS/PM/APC .. BEL or ST
+                      r"|\x1b[ -/]*[0-~]")                                     # two-byte escapes (ESC c: reset)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+def printable(text) -> str:
+    "`str(text)` without terminal escape sequences, control characters (all but tab and newline; `\\r\\n` → `\\n`) or bidi controls."
+    return _CONTROL.sub("", _ESCAPES.sub("", str(text)).replace("\r\n", "\n"))
 
 # %% ../nbs/09b_report.ipynb #2cd8438d
 def entity_list(ec) -> str:
@@ -20,13 +31,13 @@ def enrichment_table(ecs) -> str:
     for ec in ecs:
         s = ec.sentiment
         rows.append(f"{ec.chunk.id[:8]:<8} {s.pos:5.2f} {s.neg:5.2f} {s.intensity:5.2f}  {entity_list(ec)}")
-    return "\n".join(rows)
+    return printable("\n".join(rows))
 
 def format_comparison(q:str, v, g, tau:float) -> str:
     "The head of one `finrag demo` question: the tickers of the vector and the graph context, and the edges the graph followed."
-    return "\n".join(["\n" + "="*100 + f"\nQ: {q}", f"  vector tickers: {', '.join(v.entities)}",
+    return printable("\n".join(["\n" + "="*100 + f"\nQ: {q}", f"  vector tickers: {', '.join(v.entities)}",
         f"  graph  tickers: {', '.join(g.entities)}   (+{', '.join(sorted(set(g.entities)-set(v.entities))) or 'none'})",
-        f"  edges followed (τ={tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none")])
+        f"  edges followed (τ={tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none")]))
 
 def format_contexts(r, show_text:int=160) -> str:
     "A P1 `RAGResult`'s question, route and context chunks (role, id, score, tickers, the edge followed, the text's start), one per line."
@@ -36,7 +47,7 @@ def format_contexts(r, show_text:int=160) -> str:
     for c in r.contexts:
         via = f" via {c.via['seed']}→{c.via['neighbour']}" if c.via else ""
         lines.append(f"  {c.role:<7} {c.chunk_id[:10]} {c.score:5.2f} {','.join(c.tickers) or '-':<18}{via} {c.text[:show_text].replace(chr(10),' ')}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 def format_footer(r) -> str:
     "The citation check and LLM counters of an answered `RAGResult` (when answered), then the milliseconds per stage."
@@ -49,17 +60,18 @@ def format_footer(r) -> str:
                      f" | {m['model']}: {m['prompt_tokens']} prompt + {m['completion_tokens']} answer tokens in {m['latency_s']:.1f} s" +
                      (" (cached)" if m.get("cached") else "") + (" | EMPTY ANSWER" if m.get("empty") else ""))
     lines.append("ms: " + ", ".join(f"{k} {1000*v:.1f}" for k, v in r.timings.items()))
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 # %% ../nbs/09b_report.ipynb #7e998a7e
-def llm_banner(llm, res) -> str:
-    "Which model answers, and roughly how long reading the prompt takes (the tier's rough prompt speed, 1 thread)."
-    from finrag.graphrag.rag import build_prompt, prompt_tokens_estimate
+def llm_banner(llm,      # the answering `LLMClient`
+               n:int     # the prompt's estimated tokens (P1: `finrag.graphrag.rag.prompt_tokens_estimate(build_prompt(res))`)
+              ) -> str:
+    "Which model answers, and roughly how long reading the prompt of `n` tokens takes (the tier's rough prompt speed, 1 thread)."
     from finrag.config import redact
-    n, t = prompt_tokens_estimate(build_prompt(res)), llm.tier
+    t = llm.tier
     where = "in-process llama.cpp" if llm.base_url is None or llm.identity.startswith(llm.model + "@") else redact(llm.base_url)
     est = f", ~{n/t.prompt_tok_s:.0f} s to read it at ~{t.prompt_tok_s:g} tokens/s, then ~{t.decode_tok_s:g} tokens/s" if t else ""
-    return f"answering with {llm.model} ({where}): prompt ~{n} tokens{est}"
+    return printable(f"answering with {llm.model} ({where}): prompt ~{n} tokens{est}")
 
 # %% ../nbs/09b_report.ipynb #4bd3e5dc
 def retrieval_report(r, split:str) -> str:
@@ -70,7 +82,7 @@ def retrieval_report(r, split:str) -> str:
                  f" + {r.build_seconds:.2f} building the index")
     if r.llm_calls_per_query is not None:
         lines.append(f"  LLM/query   {r.llm_calls_per_query:.2f} calls, {r.prompt_tokens_per_query:.0f} prompt + {r.completion_tokens_per_query:.0f} completion tokens")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 # %% ../nbs/09b_report.ipynb #563eab30
 def answer_record(question:str, a, split:bool) -> dict:
@@ -81,11 +93,11 @@ def answer_record(question:str, a, split:bool) -> dict:
 
 def answer_report(a, split:bool) -> str:
     "A P2 answer as `finrag answer` prints it: the answer, how it was made (branch, LLM calls, tokens vs threshold), documents, seconds."
-    return "\n".join([f"answer: {a.answer}",
+    return printable("\n".join([f"answer: {a.answer}",
         f"  how         {a.branch} ({a.llm_calls} LLM call(s); {a.n_tokens} context tokens, threshold {a.threshold_tokens}"
         + (", split into two halves" if a.crossed and split else ", cut to fit" if a.crossed else "") + ")",
         f"  documents   {', '.join(a.doc_ids[:5])}" + (f" … ({len(a.doc_ids)})" if len(a.doc_ids) > 5 else ""),
-        f"  seconds     {a.retrieve_seconds:.2f} retrieving + {a.answer_seconds:.2f} answering"])
+        f"  seconds     {a.retrieve_seconds:.2f} retrieving + {a.answer_seconds:.2f} answering"]))
 
 # %% ../nbs/09b_report.ipynb #2fc21aa4
 def build_summary(stats:dict) -> str:
@@ -99,10 +111,10 @@ def build_summary(stats:dict) -> str:
              f"{stats.get('partition_kmeans', 0)} by k-means",
              "  seconds     " + ", ".join(f"{k} {v:.1f}" for k, v in sec.items())]
     lines += [f"  deviation   {d}" for d in stats.get("deviations", [])]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 def build_estimate(name:str, strategy:str, n_docs:int, est:dict) -> str:
     "The line `finrag lattice build` prints before it starts: the LLM cost `finrag.lattice.build.estimate_build` expects."
-    return (f"{name}: building a {strategy} tree over {n_docs:,} documents; estimate: ~{est['calls']} LLM calls, "
+    return printable(f"{name}: building a {strategy} tree over {n_docs:,} documents; estimate: ~{est['calls']} LLM calls, "
             f"~{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens, ~{max(1, round(est['seconds'] / 60))} min "
             f"(at {est['speed'][0]:g}/{est['speed'][1]:g} tokens/s; `--summarizer extractive --partitioner kmeans` builds without the LLM in seconds)")

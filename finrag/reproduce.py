@@ -7,10 +7,11 @@ from __future__ import annotations
 import json, os, re, sys, time
 from pathlib import Path
 from .core import FinragError
+from .config import redact
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'experiment_plan', 'headline_numbers', 'experiment_outputs', 'shown_path', 'kernel_manager_class',
-           'run_experiment', 'outputs_summary', 'cutoff_list', 'run_retrieval_eval']
+           'run_experiment', 'redact_file', 'outputs_summary', 'cutoff_list', 'run_retrieval_eval']
 
 # %% ../nbs/09_reproduce.ipynb #7df7dd3f
 EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
@@ -116,13 +117,21 @@ def run_experiment(nb:Path,      # an experiment notebook (a `experiment_plan` r
         pm.execute_notebook(str(nb), str(out), parameters=params, cwd=str(nb.parents[2]), kernel_name="python3", progress_bar=bar,
                             kernel_manager_class=kernel_manager_class())
     except pm.PapermillExecutionError as e:
-        raise FinragError(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})") from None
+        raise FinragError(redact(f"{nb.name} failed in cell {e.exec_count}: {e.ename}: {e.evalue} (see {out})")) from None
     finally:
         for k, v in saved.items():
             if v is None: os.environ.pop(k, None)
             else: os.environ[k] = v
+        redact_file(out)
     secs, root = time.perf_counter() - t0, nb.parents[2]
     return secs, experiment_outputs([root/params.get("figures_dir", "figures"), root/params.get("results_dir", "results")], since)
+
+def redact_file(path:Path) -> bool:
+    "Rewrite a text file (an executed notebook: papermill's injected parameters, its metadata, the outputs) with `finrag.config.redact` applied; whether it changed."
+    if not path.is_file(): return False
+    text = path.read_text(encoding="utf-8"); clean = redact(text)
+    if clean != text: path.write_text(clean, encoding="utf-8")
+    return clean != text
 
 def outputs_summary(made:list[Path]) -> list[str]:
     "The lines `finrag reproduce` prints after a run: each results JSON's headline numbers, then the figures and results written."

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 import numpy as np
-from .core import InputError, LoadReport, default_embedder
+from .core import InputError, LoadReport
+from .models import default_embedder
 from .config import get_settings
 from .data import BeirDataset
 
@@ -210,15 +211,10 @@ class Method:
     "A registered retrieval method: `builder(corpus, **options) -> Retriever` and its defaults (see above)."
     name: str
     builder: Callable
-    preretrieval: bool|None = False   # pre-retrieval by default: True on, False off, None never applies
     batch: int = 64                   # queries per `search` call
     defaults: dict = field(default_factory=dict)
     doc: str = ""
-
-    @property
-    def own_preretrieval(self) -> bool:
-        "True when the builder takes `preretrieval` (a config or None) and applies it itself."
-        return "preretrieval" in inspect.signature(self.builder).parameters
+    prepare: Callable|None = None     # prepare(dataset, switch, options) -> (dataset, options, applied); None: no transform
 
     @property
     def options(self) -> list[str]|None:
@@ -232,13 +228,13 @@ METHOD_MODULES = ["finrag.hierarchical.pipeline", "finrag.lattice.search"]   # m
 
 def register_method(name:str,                 # the method name (`--method`), lower case
                     builder:Callable,         # builder(corpus, **options) -> an object following `Retriever`
-                    preretrieval:bool|None=False, # pre-retrieval by default (None: never applies)
                     batch:int=64,             # queries per `search` call
                     doc:str="",               # one line for `finrag eval retrieval --help`
+                    prepare:Callable|None=None, # the dataset transform (see above); None: none
                     **defaults                # default options of the builder
                    ) -> Method:
     "Register (or replace) a retrieval method; returns its `Method`."
-    METHODS[name] = m = Method(name, builder, preretrieval, batch, defaults, doc)
+    METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare)
     return m
 
 # %% ../nbs/06_retrieval.ipynb #ebaa9680
@@ -246,9 +242,9 @@ def _hybrid(corpus:dict, embedder=None, cache_dir=None, rrf_k:float=60, **bm25_k
     "RRF of BM25 (options `bm25_kw`) and dense retrieval."
     return HybridRetriever([BM25Retriever(corpus, **bm25_kw), DenseRetriever(corpus, embedder, cache_dir)], k=rrf_k)
 
-register_method("bm25", BM25Retriever, preretrieval=True, doc="BM25 (bm25s, Lucene variant)")
-register_method("dense", DenseRetriever, preretrieval=False, doc="MiniLM bi-encoder, exact cosine search")
-register_method("hybrid", _hybrid, preretrieval=False, doc="RRF of BM25 and dense")
+register_method("bm25", BM25Retriever, doc="BM25 (bm25s, Lucene variant)")
+register_method("dense", DenseRetriever, doc="MiniLM bi-encoder, exact cosine search")
+register_method("hybrid", _hybrid, doc="RRF of BM25 and dense")
 
 
 # %% ../nbs/06_retrieval.ipynb #3a8c7bf5
@@ -262,10 +258,9 @@ def methods() -> dict[str, Method]:
 
 def get_method(name:str) -> Method:
     "The registered method `name` (case and spaces ignored); `InputError` listing the known ones."
-    m = str(name).strip().lower()
-    if m not in METHODS and m not in methods():
-        raise InputError(f"unknown method {name!r}: use one of {', '.join(methods())}", field="method")
-    return METHODS[m]
+    m, known = str(name).strip().lower(), methods()
+    if m not in known: raise InputError(f"unknown method {name!r}: use one of {', '.join(known)}", field="method")
+    return known[m]
 
 def make_retriever(method:str,   # a registered method name (see `methods()`)
                    corpus:dict,  # doc id -> {"title", "text"}
@@ -381,21 +376,18 @@ def _llm_cost(retr) -> dict:
     return {"llm_calls_per_query": mean("calls"), "prompt_tokens_per_query": mean("prompt_tokens"),
             "completion_tokens_per_query": mean("completion_tokens")}
 
-def _preretrieval_config(preretrieval, m:Method):
-    "The `PreRetrievalConfig` to apply (None: none) for the `preretrieval` argument of `eval_retrieval`."
-    on = m.preretrieval if preretrieval is None else preretrieval
-    if on is None or on is False: return None
-    if m.preretrieval is None: raise InputError(f"method {m.name!r} takes no pre-retrieval (its index is built from the raw texts)", field="preretrieval")
-    if on is True:
-        from finrag.hierarchical.pipeline import DEFAULT_PRERETRIEVAL
-        return DEFAULT_PRERETRIEVAL
-    return on
+def _prepare(m:Method, ds:BeirDataset, switch, options:dict) -> tuple:
+    "(dataset, options, applied) after the method's dataset transform for the `preretrieval` switch; `InputError` for a switch that is on where the method has none."
+    if m.prepare is not None: return m.prepare(ds, switch, options)
+    if switch is not None and switch is not False:
+        raise InputError(f"method {m.name!r} takes no pre-retrieval (it registers no dataset transform; its index is built from the raw texts)", field="preretrieval")
+    return ds, options, False
 
 # %% ../nbs/06_retrieval.ipynb #99df9023
 def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
                    method="bm25",         # a registered method name, or an object following `Retriever`
                    *,
-                   preretrieval=None,     # None = the method's default; True/False; or a `PreRetrievalConfig`
+                   preretrieval=None,     # the switch of the method's dataset transform: None = its default; True/False; or a configuration (P2: a `PreRetrievalConfig`)
                    k=(10, 20),            # nDCG cut-offs
                    recall_k=(100,),       # recall cut-offs
                    max_queries:int|None=None, # evaluate a sample of this many judged queries (None: all)
@@ -412,15 +404,11 @@ def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
     t0 = time.perf_counter()
     if isinstance(method, str):
         m = get_method(method)
-        cfg = _preretrieval_config(preretrieval, m)
-        if m.own_preretrieval: options = {**options, "preretrieval": cfg}
-        elif cfg is not None:
-            from finrag.hierarchical.preretrieval import preprocess_dataset
-            ds = preprocess_dataset(ds, cfg)
+        ds, options, applied = _prepare(m, ds, preretrieval, options)
         retr, batch = make_retriever(m.name, ds.corpus, **options), m.batch
     else:
         if not isinstance(method, Retriever): raise InputError(f"{method!r} is neither a method name nor a retriever", field="method")
-        retr, batch, cfg = method, 64, getattr(method, "cfg", None)
+        retr, batch, applied = method, 64, getattr(method, "cfg", None) is not None
     t1 = time.perf_counter()
     from tqdm.auto import tqdm
     run, qids = {}, list(ds.queries)
@@ -432,7 +420,7 @@ def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
     t2 = time.perf_counter()
     ev = evaluate(run, ds.qrels, ks, rks)
     names = [f"ndcg@{c}" for c in ks] + [f"recall@{c}" for c in rks]
-    return RetrievalResult(dataset.name, getattr(retr, "label", None) or getattr(retr, "name", str(method)), cfg is not None, ev["n_queries"], {n: ev[n] for n in names},
+    return RetrievalResult(dataset.name, getattr(retr, "label", None) or getattr(retr, "name", str(method)), applied, ev["n_queries"], {n: ev[n] for n in names},
                            t1 - t0, t2 - t1, 1000 * (t2 - t1) / max(len(qids), 1), **_llm_cost(retr), n_empty=ev["n_empty"],
                            n_unjudged=len(set(dataset.queries) - set(dataset.judged().queries)), per_query=ev["per_query"],
                            run=run, notes=list(getattr(retr, "notes", [])))

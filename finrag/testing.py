@@ -4,20 +4,17 @@
 
 # %% ../nbs/07_testing.ipynb #8cbabc82
 from __future__ import annotations
-import atexit, http.server, json, socket, subprocess, sys, threading, time
+import atexit, http.server, json, os, subprocess, sys, threading, time
 from pathlib import Path
 from .core import FinragError
 from dataclasses import dataclass, field
 
 # %% auto #0
-__all__ = ['FAULT_MODES', 'free_port', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM', 'SpawnedFake',
-           'run_cli', 'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
+__all__ = ['FAULT_MODES', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM', 'SpawnedFake', 'run_cli',
+           'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
 
 # %% ../nbs/07_testing.ipynb #b452fe54
-def free_port() -> int:
-    "A TCP port on 127.0.0.1 that the OS says is free now (another process can take it before you bind it)."
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+from .llm_server import free_port   # where the local server needs it; the fakes use the same one
 
 # %% ../nbs/07_testing.ipynb #507a52b4
 def completion(text:str|None, model:str="fake", prompt_tokens:int=7, completion_tokens:int=3,
@@ -41,6 +38,10 @@ class Reply:
     content_type: str = "application/json"
     delay_s: float = 0.0                 # wait before sending the headers
     drip_s: float = 0.0                  # seconds between single bytes of the body (0 = all at once)
+    header_drip_s: float = 0.0          # seconds between single bytes of the status line and headers (0 = all at once)
+    headers: dict = field(default_factory=dict)  # extra response headers, e.g. {"Retry-After": "30"}
+    trickle: tuple|None = None          # (bytes, seconds): after the body, `bytes` of 'x' (no newline) every `seconds`,
+                                        # no Content-Length, until the client hangs up (at most 120 s)
 
     def payload(self) -> bytes:
         b = self.body
@@ -49,10 +50,19 @@ class Reply:
         return json.dumps(b).encode("utf-8")
 
 # %% ../nbs/07_testing.ipynb #4cbb9c48
-def fault_reply(mode:str, drip_s:float=2.0) -> Reply:
+def fault_reply(mode:str, drip_s:float=2.0,
+                size:int=50_000_000,   # `huge`: characters of the completion's content
+                retry_after:str="30"   # `retry_after`: the header's value (seconds or an HTTP date)
+               ) -> Reply:
     "The `Reply` of a named fault mode (see the table); `ValueError` for an unknown name."
     if mode == "ok": return Reply(body=completion("ok"))
     if mode == "drip": return Reply(body=completion("slow"), drip_s=drip_s)
+    if mode == "header_drip": return Reply(body=completion("slow headers"), header_drip_s=drip_s)
+    if mode == "no_newline": return Reply(body=b"data: ", content_type="text/event-stream", trickle=(65536, 0.05))
+    if mode == "huge": return Reply(body=b'{"id": "huge", "object": "chat.completion", "model": "fake", "choices": [{"index": 0, '
+                                         b'"message": {"role": "assistant", "content": "' + b"x" * size + b'"}}]}')
+    if mode == "retry_after": return Reply(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
+                                           headers={"Retry-After": retry_after})
     if mode == "malformed": return Reply(body='{"id": "x", "choices": [{"message": {"content": "tru')
     if mode == "html": return Reply(body="<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
                                     content_type="text/html")
@@ -61,7 +71,7 @@ def fault_reply(mode:str, drip_s:float=2.0) -> Reply:
     if mode == "5xx": return Reply(503, {"error": {"message": "overloaded", "type": "server_error"}})
     raise ValueError(f"unknown fault mode {mode!r}; known: {', '.join(FAULT_MODES)}")
 
-FAULT_MODES = ("ok", "drip", "malformed", "html", "empty_choices", "null_content", "5xx")
+FAULT_MODES = ("ok", "drip", "header_drip", "no_newline", "huge", "retry_after", "malformed", "html", "empty_choices", "null_content", "5xx")
 
 # %% ../nbs/07_testing.ipynb #d5c03aed
 def _script_fn(script):
@@ -90,6 +100,7 @@ class FakeLLMServer:
                  stream_chunk:int=4):      # characters per streamed content piece
         self.reply, self.stream_chunk = _script_fn(script), stream_chunk
         self.bodies, self.headers, self._lock = [], [], threading.Lock()
+        self.active = self.max_concurrent = 0   # requests being answered now / at most at once so far
         outer = self
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -110,20 +121,31 @@ class FakeLLMServer:
         except ValueError: body = {"_raw": raw.decode("utf-8", "replace")}
         with self._lock:
             self.bodies.append(body); self.headers.append(dict(h.headers)); n = len(self.bodies)
+            self.active += 1; self.max_concurrent = max(self.max_concurrent, self.active)
+        try: self._answer(h, body, n)
+        finally:
+            with self._lock: self.active -= 1
+
+    def _answer(self, h, body, n):
         r = self.reply(body, n)
         if isinstance(r, tuple): r = Reply(*r)
         time.sleep(r.delay_s)
         data, ctype = r.payload(), r.content_type
         if body.get("stream") and r.status == 200 and isinstance(r.body, dict) and "choices" in r.body:
             data, ctype = _sse(r.body, self.stream_chunk), "text/event-stream"
+        head = [f"HTTP/1.1 {r.status} {http.HTTPStatus(r.status).phrase}", f"Content-Type: {ctype}",
+                "Connection: close" if r.trickle else f"Content-Length: {len(data)}", *(f"{k}: {v}" for k, v in r.headers.items())]
+        head = ("\r\n".join(head) + "\r\n\r\n").encode()
+        if r.trickle: h.close_connection = True
         try:
-            h.send_response(r.status); h.send_header("Content-Type", ctype)
-            h.send_header("Content-Length", str(len(data))); h.end_headers()
-            if r.drip_s > 0:
-                for i in range(len(data)):
-                    h.wfile.write(data[i:i+1]); h.wfile.flush(); time.sleep(r.drip_s)
-            else: h.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError): pass    # the client gave up: that is what a drip test wants
+            for part, pace in ((head, r.header_drip_s), (data, r.drip_s)):
+                if pace > 0:
+                    for i in range(len(part)): h.wfile.write(part[i:i+1]); h.wfile.flush(); time.sleep(pace)
+                else: h.wfile.write(part); h.wfile.flush()
+            if r.trickle:
+                size, every = r.trickle; stop = time.monotonic() + 120
+                while time.monotonic() < stop: h.wfile.write(b"x" * size); h.wfile.flush(); time.sleep(every)
+        except OSError: pass    # the client gave up (broken pipe, reset): that is what a drip test wants
 
     @property
     def n_requests(self) -> int: return len(self.bodies)
@@ -268,8 +290,12 @@ def start_arcadedb(root,                 # folder for ArcadeDB's files (database
     java, jars = arcadedb_java()
     root = Path(root); root.mkdir(parents=True, exist_ok=True)
     port, http_port = port or free_port(), http_port or free_port()
+    pw_file = root/"root-password"              # read once, at the first start; never on the command line (`ps` shows it)
+    pw_file.unlink(missing_ok=True)
+    fd = os.open(pw_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f: f.write(password)
     cmd = [str(java), f"-Xmx{heap}", "-cp", f"{jars}/*",
-           f"-Darcadedb.server.rootPath={root}", f"-Darcadedb.server.rootPassword={password}",
+           f"-Darcadedb.server.rootPath={root}", f"-Darcadedb.server.rootPasswordPath={pw_file}",
            f"-Darcadedb.server.defaultDatabases={database}[root]",
            "-Darcadedb.server.plugins=Bolt:com.arcadedb.bolt.BoltProtocolPlugin",
            "-Darcadedb.bolt.host=127.0.0.1", f"-Darcadedb.bolt.port={port}",
@@ -277,7 +303,7 @@ def start_arcadedb(root,                 # folder for ArcadeDB's files (database
            "com.arcadedb.server.ArcadeDBServer"]
     out = open(root/"arcadedb.out", "wb")   # not root/'log': ArcadeDB writes its own log/ folder there
     try: proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=root)
-    except OSError as e: raise FinragError(f"cannot run {java}: {e}") from None
+    except OSError as e: pw_file.unlink(missing_ok=True); raise FinragError(f"cannot run {java}: {e}") from None
     finally: out.close()
     srv = ArcadeDBServer(proc, root, f"bolt://127.0.0.1:{port}", http_port, password, database=database)
     atexit.register(srv.stop)
@@ -287,9 +313,9 @@ def start_arcadedb(root,                 # folder for ArcadeDB's files (database
         try:
             with neo4j.GraphDatabase.driver(srv.uri, auth=(srv.user, password), connection_timeout=5) as d, \
                  d.session(database=database) as sess:   # an auto-commit query: no driver-side retries
-                sess.run("RETURN 1 AS x").consume(); return srv
+                sess.run("RETURN 1 AS x").consume(); pw_file.unlink(missing_ok=True); return srv   # the users file holds it now
         except Exception as e: err = e; time.sleep(0.25)
-    srv.stop()
+    srv.stop(); pw_file.unlink(missing_ok=True)
     tail = srv.log_path.read_text(errors="replace")[-1500:]
     why = f"exited with code {proc.returncode}" if proc.returncode not in (None, -15, 143) else f"did not answer within {timeout:g} s ({err})"
     raise FinragError(f"ArcadeDB at {srv.uri} {why}; log {srv.log_path}:\n{tail}")

@@ -217,3 +217,147 @@ def test_default_tier_gives_a_grounded_cited_answer(tmp_path, monkeypatch):
     cites = check_citations(r.text, res.chunk_ids)
     assert "6%" in r.text or "6 %" in r.text or "six percent" in r.text.lower(), r.text
     assert res.contexts[1].chunk_id in cites["cited"] and cites["unknown"] == [], (r.text, cites)
+
+
+# ---- issue 24 item 2: one deadline per attempt (a timer that closes the connection), a body cap, Retry-After ----
+
+@pytest.mark.parametrize("mode,stream", [("header_drip", False), ("drip", True), ("no_newline", True), ("no_newline", False)])
+def test_every_slow_phase_is_cut_at_the_attempt_deadline(mode, stream):
+    "Headers one byte every 2 s, a body drip, a stream that never sends a newline: each attempt ends ~timeout after it began."
+    timeout, retries = 1.0, 1
+    with FakeLLMServer(fault_reply(mode, 2.0 if mode == "header_drip" else 0.4)) as fake:
+        c = client(fake.url, timeout=timeout, max_retries=retries)
+        c._client()
+        t0 = time.perf_counter()
+        with pytest.raises(LLMError, match=r"did not answer within 1s after 2 attempts"):
+            c.chat(HELLO, **({"on_token": lambda s: None} if stream else {}))
+        took = time.perf_counter() - t0
+        assert (retries + 1) * timeout <= took < (retries + 1) * timeout + 1.0, took   # not one drip interval more
+        assert (fake.n_requests, c.stats.retries, c.stats.failures) == (2, 1, 1)
+
+
+def test_the_call_deadline_bounds_all_attempts_and_backoff():
+    with FakeLLMServer(fault_reply("header_drip", 2.0)) as fake:
+        c = client(fake.url, timeout=1.0, max_retries=10, call_deadline=2.5)
+        c._client()
+        t0 = time.perf_counter()
+        with pytest.raises(LLMError, match="did not answer within 1s"):
+            c.chat(HELLO)
+        assert 2.4 <= time.perf_counter() - t0 < 3.5 and fake.n_requests == 3   # 1 s + 1 s + the last 0.5 s
+
+
+def test_a_50mb_completion_is_refused_not_cached_not_retried(tmp_path):
+    with FakeLLMServer("huge") as fake:                                          # 50,000,000 characters
+        c = client(fake.url, cache_dir=tmp_path / "llm", max_retries=3)
+        assert c.max_response_bytes == 8_000_000                                 # the shipped [models] llm_max_response_bytes
+        with pytest.raises(LLMError, match=r"more than 8,000,000 bytes \(refused, not cached\)") as e:
+            c.chat(HELLO)
+        assert "xxxx" not in str(e.value)                                        # nothing of the body is printed
+        assert (fake.n_requests, c.stats.too_large, len(c.cache)) == (1, 1, 0)
+    with FakeLLMServer(fault_reply("huge", size=100_000)) as fake:               # streamed: the same cap over the events
+        c = client(fake.url, max_response_bytes=50_000)
+        with pytest.raises(LLMError, match="more than 50,000 bytes"):
+            c.chat(HELLO, on_token=lambda s: None)
+
+
+def test_retry_after_is_honoured_up_to_the_call_deadline():
+    with FakeLLMServer([fault_reply("retry_after", retry_after="1.5"), Reply(body=completion("after the wait"))]) as fake:
+        c = client(fake.url, max_retries=3)                                      # backoff 0.01 s: the wait is the server's
+        t0 = time.perf_counter()
+        assert c.chat(HELLO).text == "after the wait"
+        assert time.perf_counter() - t0 >= 1.5 and c.stats.retries == 1
+    with FakeLLMServer("retry_after") as fake:                                   # Retry-After: 30 > a 5 s call deadline
+        c = client(fake.url, max_retries=3, call_deadline=5)
+        t0 = time.perf_counter()
+        with pytest.raises(LLMError, match=r"HTTP 429 after 1 attempt.*asked to retry after 30s, past the call's deadline of 5s"):
+            c.chat(HELLO)
+        assert time.perf_counter() - t0 < 1.0 and fake.n_requests == 1
+    date = __import__("email.utils").utils.formatdate(time.time() + 1.2, usegmt=True)   # the HTTP-date form
+    with FakeLLMServer([fault_reply("retry_after", retry_after=date), Reply(body=completion("ok"))]) as fake:
+        t0 = time.perf_counter()
+        assert client(fake.url, max_retries=1).chat(HELLO).text == "ok" and time.perf_counter() - t0 >= 0.2
+
+
+def test_shipped_bounds_are_minutes():
+    from finrag.config import load_settings
+    m = load_settings().models
+    assert m.llm_call_deadline <= 600 and m.llm_timeout <= m.llm_call_deadline
+    c = client("http://127.0.0.1:9/v1")
+    assert (c.timeout, c.call_deadline) == (m.llm_timeout, m.llm_call_deadline)
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "ftp://example.org/v1", "localhost:8080/v1", "http://user:pw@[::1"])
+def test_a_bad_base_url_is_an_input_error(url, monkeypatch):
+    "The break-test's `http://[::1` (and other non-URLs) give an InputError naming the variable, not a traceback."
+    with pytest.raises(InputError, match="is not a valid URL") as e:
+        client(url)
+    assert "pw@" not in str(e.value) and e.value.field == "FINRAG_LLM_BASE_URL"
+    monkeypatch.setenv("FINRAG_LLM_BASE_URL", url)
+    with pytest.raises(InputError, match="is not a valid URL"):
+        L.LLMClient(cache_dir=False)                                             # from the environment, the same error
+
+
+# ---- issue 24 item 5: malformed logprobs are a counted fallback, never an exception ----
+
+BAD_LOGPROBS = {"a string": "yes", "content a string": {"content": "yes"}, "entries not objects": {"content": [["yes", -0.1]]},
+                "alternatives not objects": {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": [["yes", -0.1]]}]},
+                "non-numeric logprob": {"content": [{"token": "yes", "logprob": "high", "top_logprobs": [{"token": "yes", "logprob": "x"}]}]},
+                "alternatives missing a logprob": {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": [{"token": "yes"}]}]}}
+
+@pytest.mark.parametrize("shape", list(BAD_LOGPROBS))
+def test_malformed_server_logprobs_fall_back_to_the_text(shape):
+    body = completion("yes"); body["choices"][0]["logprobs"] = BAD_LOGPROBS[shape]
+    with FakeLLMServer(Reply(body=body)) as fake:
+        c, counts = client(fake.url), {}
+        assert R.relevance("q", "doc", c, counts=counts) == 1.0                 # the answer text 'yes'
+        assert counts == {"text": 1} and c.stats.logprob_fallbacks == 1 and c.stats.relevance_fallbacks == 1
+
+
+@pytest.mark.parametrize("lp", ["yes", ["yes", "no"], [[1, 2]], [["yes", -0.1, [["yes"]]]], [["yes", -0.1, [["yes", "high"]]]], [["yes", -0.1]]],
+                         ids=["string", "list of non-lists", "short entry", "wrong inner length", "non-numeric", "missing alternatives"])
+def test_malformed_client_logprobs_are_counted_in_the_lattice_scorer(lp):
+    from finrag.lattice.scorers import PointwiseScorer
+    from finrag.testing import ScriptedJSONLLM
+    class Odd(ScriptedJSONLLM):
+        def chat(self, messages, **kw):
+            r = super().chat(messages, **kw); r.logprobs = lp; return r
+    llm = Odd(lambda p: "no")
+    out = PointwiseScorer(llm, normalize=False)("q", ["a", "b"], leaf=True)
+    assert out.scores == [0.0, 0.0] and llm.stats.logprob_fallbacks == 2
+
+
+# ---- issue 25: one batch API ----
+
+def test_map_bounds_concurrency_keeps_order_isolates_failures_and_hits_the_cache(tmp_path):
+    def reply(body, n):
+        w = body["messages"][0]["content"]
+        return Reply(500, {"error": {"message": "boom"}}) if w == "bad" else Reply(body=completion(w[::-1]), delay_s=0.15)
+    words = [f"w{i:02d}" for i in range(12)]
+    reqs = [{"messages": [{"role": "user", "content": w}], "max_tokens": 4} for w in words[:5] + ["bad"] + words[5:]]
+    with FakeLLMServer(reply) as fake:
+        c = client(fake.url, cache_dir=tmp_path / "llm", max_retries=1)
+        out = c.map(reqs, concurrency=4)
+        assert fake.max_concurrent == 4
+        assert [r.text for r in out if not isinstance(r, Exception)] == [w[::-1] for w in words]
+        assert isinstance(out[5], LLMError) and "HTTP 500 after 2 attempts" in str(out[5])
+        assert (c.stats.calls, c.stats.failures, c.stats.completion_tokens) == (13, 1, 3 * 12)
+        n = fake.n_requests
+        again = c.map(reqs, concurrency=4)
+        assert [r.cached for r in again if not isinstance(r, Exception)] == [True] * 12
+        assert fake.n_requests == n + 2 and c.stats.cache_hits == 12            # only the failed one went out again
+
+
+def test_bench_auc_and_the_help_that_names_the_idle_runs(capsys):
+    "bench/llm.py's AUC (ties count half; NaN without both labels) and its --help naming the commands the lead runs."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_llm", Path(__file__).parents[1] / "bench" / "llm.py")
+    B = importlib.util.module_from_spec(spec); spec.loader.exec_module(B)
+    assert B.auc([0.9, 0.2, 0.5, 0.1], [1, 0, 1, 0]) == 1.0
+    assert B.auc([0.5, 0.5, 0.1], [1, 0, 0]) == 0.75 and math.isnan(B.auc([0.3, 0.4], [0, 0]))
+    assert B.auc([0.2, float("nan"), 0.9], [0, 1, 1]) == 1.0                     # a failed judgement (NaN) is left out
+    lim = B.limits("qwen2.5-coder-1.5b", gflops=100.0, gbs=10.0)
+    assert lim["prompt_tok_s_limit"] == pytest.approx(100e9 / (2 * 1.54e9)) and lim["decode_tok_s_limit"] == pytest.approx(10e9 / S.TIERS["qwen2.5-coder-1.5b"].size)
+    with pytest.raises(SystemExit):
+        B.main(["--help"])
+    out = capsys.readouterr().out
+    assert "python bench/llm.py all --tiers qwen2.5-coder-1.5b,qwen2.5-coder-0.5b" in out and "judge-tier --tier qwen2.5-coder-0.5b" in out

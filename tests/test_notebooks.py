@@ -1,6 +1,10 @@
 """Every library notebook in nbs/ is executed as a test (its example cells are its tests), one pytest item each.
 
-Cells flagged `#| notest` or `#| slow` (real large models, real datasets) are skipped, as `nbdev-test` does.
+Cells flagged `#| notest` (they need a public dataset, or the local LLM) run too, with an empty data root
+(`FINRAG_DATA_ROOT` = an empty temporary folder) and the tiny LLM tier: their guard (`finrag.download.have_data` /
+`have`) prints what is missing and the notebook goes on, which checks that a lesson runs top to bottom (Run All) for
+a user without the datasets. Cells flagged `#| slow` (a large model, a JVM server, minutes of LLM calls; guarded the
+same way for Run All) are skipped, as `nbdev-test` skips both flags (pyproject `tst_flags`).
 Folders holding a `.notest` file (the papermill experiment notebooks) are tested elsewhere with small overrides.
 
 By default each notebook runs in a fresh IPython shell inside the test process (nbdev's `test_nb`): models and the
@@ -25,24 +29,48 @@ def _tested(p: Path) -> bool:
 
 
 NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb") if _tested(p))
+SKIP = ["slow"]          # `#| notest` cells run (with no data), `#| slow` ones do not
 
 
 @pytest.fixture(scope="session")
-def fresh_kernel_env(tmp_path_factory):
-    "The environment of the fresh kernels: the tiny tier (FINRAG_LLM, set in conftest.py), no endpoint overrides, an empty cache."
+def empty_data_root(tmp_path_factory):
+    "An empty data root: what a user who has not run `finrag data get` has."
+    return tmp_path_factory.mktemp("no-data")
+
+
+@pytest.fixture(scope="session")
+def fresh_kernel_env(tmp_path_factory, empty_data_root):
+    "The environment of the fresh kernels: the tiny tier (FINRAG_LLM, set in conftest.py), no endpoint overrides, an empty cache and data root."
     sys.path.insert(0, str(NBS.parent / "tools"))
     import execute_notebooks
-    return execute_notebooks.kernel_env(str(tmp_path_factory.mktemp("finrag-cache")), os.environ.get("FINRAG_LLM", "smollm2-135m"))
+    env = execute_notebooks.kernel_env(str(tmp_path_factory.mktemp("finrag-cache")), os.environ.get("FINRAG_LLM", "smollm2-135m"))
+    return env | {"FINRAG_DATA_ROOT": str(empty_data_root)}
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook(nb, request):
+def test_notebook(nb, request, empty_data_root, monkeypatch):
     if FRESH:
         env = request.getfixturevalue("fresh_kernel_env")      # puts tools/ on the path
         import execute_notebooks
         from nbclient.exceptions import CellExecutionError
-        try: execute_notebooks.execute(nb, env)
+        try: execute_notebooks.execute(nb, env, flags=SKIP)
         except CellExecutionError as e: pytest.fail(f"{nb.name} failed in a fresh kernel:\n{e}", pytrace=False)
         return
-    ok, secs = run_notebook(nb, skip_flags=["notest", "slow"], showerr=True)
+    monkeypatch.setenv("FINRAG_DATA_ROOT", str(empty_data_root))
+    ok, secs = run_notebook(nb, skip_flags=SKIP, showerr=True)
     assert ok, f"{nb.name} failed (see the cell error above)"
+
+
+def test_flagged_cells_are_guarded():
+    "Every `#| notest` / `#| slow` lesson cell checks what it needs first (`have_data` / `have`, or a flag set by one in an earlier cell), so Run All goes on without it."
+    import re, nbformat
+    unguarded = []
+    for p in NOTEBOOKS:
+        flags = set()                       # names assigned from a guard: `dev = have_data(...)`
+        for c in nbformat.read(p, as_version=4).cells:
+            if c.cell_type != "code": continue
+            flags |= set(re.findall(r"^(\w+) = .*\bhave(?:_data)?\(", c.source, re.M))
+            if not re.search(r"^#\|\s*(notest|slow)\b", c.source, re.M): continue
+            guarded = re.search(r"\bhave(?:_data)?\(", c.source) or any(re.search(rf"^if {f}\b", c.source, re.M) for f in flags)
+            if not guarded: unguarded.append(f"{p.name} cell {c.get('id')}")
+    assert not unguarded, f"flagged cells without a have_data/have guard: {unguarded}"

@@ -48,9 +48,11 @@ def test_both_backends_same_answers(bolt_server, lb_store, tmp_path, monkeypatch
 def test_tau_threshold_and_ticker_without_chunks(lb_store, tmp_path):
     import shutil
     d = tmp_path / "copy"; shutil.copytree(lb_store, d)
-    s = NewsStore(d)
-    s.graph.upsert_tickers([{"symbol": "ZZZZ", "name": "No News Corp"}])
-    s.graph.upsert_influences([{"src": "NVDA", "dst": "ZZZZ", "intensity": 0.99, "n_chunks": 1}])
+    from finrag.graphrag.ingest import store_lock
+    with store_lock(d), NewsStore(d) as w:                # a write to the graph needs the store's write lock
+        w.graph.upsert_tickers([{"symbol": "ZZZZ", "name": "No News Corp"}])
+        w.graph.upsert_influences([{"src": "NVDA", "dst": "ZZZZ", "intensity": 0.99, "n_chunks": 1}])
+    s = NewsStore(d)                                      # readers open the graph read-only
     rag = GraphRAG(s, graph_mode="paper")
     q = DEMO_QUESTIONS[0]
     r = rag.retrieve(q, "graph", tau=0.9)

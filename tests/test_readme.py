@@ -11,6 +11,7 @@ prose tables (the CLI, the models) need nothing; a helper who updates a JSON and
 one who updates only one of them is told which number and which file disagree.
 """
 import json, re
+import pytest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,3 +73,39 @@ def test_the_check_can_fail(tmp_path):
     assert mismatches(readme, tmp_path) == []                     # rounded, bold; the prose table names no file
     readme.write_text(readme.read_text().replace("0.740", "0.745"))              # 0.74049 does not round to 0.745
     assert mismatches(readme, tmp_path) == ["0.745 (table '| m | nDCG@10 | p |') is in none of ['results/r.json']"]
+
+
+# Counts a command produces: the README states them, a test checks them.
+TEST_COUNT = re.compile(r"\((\d+) tests:")
+CHUNKS = re.compile(r"(?<![\d,])(\d{1,3}(?:,\d{3})+|\d{4,}) chunks")
+
+
+def stated_chunk_counts(text:str) -> list[tuple[int, str]]:
+    "(count, line) of every 'N chunks' with N >= 1,000 in `text`, except counts the line names as the paper's or as pre-cleaning."
+    out = []
+    for line in text.splitlines():
+        for m in CHUNKS.finditer(line):
+            n = int(m.group(1).replace(",", ""))
+            if n >= 1000 and not re.search(r"the paper|before the boilerplate", line): out.append((n, line.strip()[:80]))
+    return out
+
+
+def test_readme_fnspid_chunk_counts_match_the_store():
+    "Every FNSPID store size the README states (N chunks, N >= 1,000) is the one the P1 experiments recorded."
+    recorded = {json.loads((ROOT/"results"/f).read_text())["chunks"] for f in ("p1_fnspid_graph.json", "p1_eval.json")}
+    assert len(recorded) == 1, f"the two P1 experiments ran on different stores: {recorded}"
+    stated = stated_chunk_counts((ROOT/"README.md").read_text(encoding="utf-8"))
+    assert stated, "the README states no FNSPID chunk count"
+    assert [s for s in stated if s[0] not in recorded] == [], f"README chunk counts disagree with results ({recorded}): {stated}"
+    assert stated_chunk_counts("a store of 1,417 chunks") == [(1417, "a store of 1,417 chunks")]     # the check can fail
+    assert stated_chunk_counts("1,477 chunks from 255 articles (the paper); 80 chunks") == []
+
+
+def test_readme_test_count(request):
+    "The README's test count is the number of tests `make test` collects (checked when the whole suite runs)."
+    cfg = request.config
+    whole = [Path(a).resolve() for a in cfg.args] == [ROOT/"tests"] and not cfg.option.keyword and not cfg.option.markexpr
+    if not whole: pytest.skip("not the whole suite: run `make test` (pytest tests) to check the README's test count")
+    m = TEST_COUNT.search((ROOT/"README.md").read_text(encoding="utf-8"))
+    assert m, "the README states no test count '(N tests: ...'"
+    assert int(m.group(1)) == len(request.session.items), f"README says {m.group(1)} tests, `make test` collects {len(request.session.items)}"

@@ -243,3 +243,209 @@ def test_ask_imports_no_torch(stores):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                        env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert "IMPORTED []" in p.stdout and "Loading weights" not in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
+
+
+# ---- issue 24: readers beside a writer, repair whatever the state, planted symlinks, Ctrl-C, read-only, disk full ----
+
+def _ask_ids(p) -> list[str]:
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    return [c["chunk_id"] for c in json.loads(p.stdout)["contexts"]]
+
+
+HOLDING_READER = """import json, sys, time, pathlib
+from finrag.graphrag.rag import GraphRAG
+store, q, gate = sys.argv[1:4]
+rag = GraphRAG(store)
+a = rag.retrieve(q, "graph").chunk_ids
+pathlib.Path(gate + "." + sys.argv[4]).touch()
+while not pathlib.Path(gate).exists(): time.sleep(0.1)
+b = rag.retrieve(q, "graph").chunk_ids
+s = rag.store
+print(json.dumps({"a": a, "b": b, "rows": len(s.rows), "graph": s.graph.counts()["chunks"], "meta": s.meta["n_chunks"]}))
+s.close()
+"""
+
+
+def test_readers_beside_a_writer(news, stores, tmp_path):
+    """8 graph-mode readers (processes) around one ingest: none fails; readers open while the writer prepares keep
+    reading the old store (two of them hold it open throughout, the writer enriches meanwhile and waits for them);
+    readers that arrive during the write wait for the commit and see the new store. Never a mix."""
+    part1, full = news
+    base, clean = stores
+    q = QUESTIONS[0]
+    s = tmp_path / "s"; shutil.copytree(base, s)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    old = _ask_ids(cli("ask", q, "--store", base, "--mode", "graph", "--no-llm", "--json"))
+    new = [ids for m, ids in clean["retrieval"] if m == "graph"][0]      # QUESTIONS[0] in graph mode
+    n_old, n_new = len(NewsStore(base).rows), clean["meta"]["n_chunks"]
+    assert old != new and n_old < n_new
+    gate_r, gate_w = tmp_path / "readers-go", tmp_path / "writer-go"
+
+    def start(args, name, **kw):
+        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=open(tmp_path / f"{name}.err", "w"), text=True, env={**env, **kw})
+    def ask(name): return start([*CLI, "ask", q, "--store", str(s), "--mode", "graph", "--no-llm", "--json"], name)
+    def err(name): return (tmp_path / f"{name}.err").read_text()
+
+    procs = []
+    try:
+        holders = [start([sys.executable, "-c", HOLDING_READER, str(s), q, str(gate_r), f"h{i}"], f"h{i}") for i in range(2)]
+        procs += holders
+        _wait_for(lambda: all((tmp_path / f"readers-go.h{i}").exists() or h.poll() is not None for i, h in enumerate(holders)))
+        assert all(h.poll() is None for h in holders), [err(f"h{i}") for i in range(2)]
+        w = start([*CLI, "ingest", str(full), "--store", str(s), "--quiet"], "w", FINRAG_INGEST_HOOK=f"graph_written:wait={gate_w}")
+        procs.append(w)
+        _wait_for(lambda: "reading this store; waiting" in err("w") or w.poll() is not None)
+        assert w.poll() is None, err("w")                  # enriched with the readers open, now waits for them
+        early = [ask(f"e{i}") for i in range(3)]; procs += early
+        for i, p in enumerate(early):                      # readers still share the store with the waiting writer
+            out, _ = p.communicate(timeout=600)
+            assert p.returncode == 0, err(f"e{i}")
+            assert [c["chunk_id"] for c in json.loads(out)["contexts"]] == old
+        gate_r.touch()
+        for i, h in enumerate(holders):
+            out, _ = h.communicate(timeout=600)
+            assert h.returncode == 0, err(f"h{i}")
+            test = json.loads(out)
+            assert test["a"] == test["b"] == old and test["rows"] == test["graph"] == test["meta"] == n_old, test
+        _wait_for(lambda: (tmp_path / "writer-go.reached").exists() or w.poll() is not None)
+        assert w.poll() is None, err("w")                  # the writer holds the store: graph written, not committed
+        late = [ask(f"l{i}") for i in range(3)]; procs += late
+        _wait_for(lambda: all("waiting for it to finish before the read" in err(f"l{i}") for i in range(3)))
+        gate_w.touch()
+        assert w.wait(600) == 0, err("w")
+        for i, p in enumerate(late):
+            out, _ = p.communicate(timeout=600)
+            assert p.returncode == 0, err(f"l{i}")
+            assert [c["chunk_id"] for c in json.loads(out)["contexts"]] == new
+    finally:
+        for p in procs:
+            if p.poll() is None: p.kill()
+    with NewsStore(s) as st: assert st.check() == [] and len(st.rows) == n_new
+
+
+def _older_graph(s, base): shutil.copy(base / "graph", s / "graph")
+def _older_meta(s, base): shutil.copy(base / "meta.json", s / "meta.json")
+def _meta_counts_wrong(s, base):
+    m = json.loads((s / "meta.json").read_text()); m["n_chunks"] += 3; (s / "meta.json").write_text(json.dumps(m))
+
+UNREPAIRABLE = {"graph deleted": lambda s, base: (s / "graph").unlink(), "older graph restored": _older_graph,
+                "older meta.json restored": _older_meta, "meta.json counts wrong": _meta_counts_wrong,
+                "meta.json deleted": lambda s, base: (s / "meta.json").unlink()}
+
+
+@pytest.mark.parametrize("state", list(UNREPAIRABLE))
+@pytest.mark.parametrize("fix", ["store check --repair", "re-ingest"])
+def test_repair_whatever_the_state(state, fix, news, stores, tmp_path, capsys):
+    "Each state the break-test found unrepairable: `ask` says so in one line; `store check --repair` or a re-ingest fixes it."
+    part1, full = news
+    base, clean = stores
+    s = tmp_path / "s"; shutil.copytree(base.parent / "clean", s)
+    UNREPAIRABLE[state](s, base)
+    code, out, err = run_cli(capsys, "ask", QUESTIONS[0], "--store", s, "--no-llm")
+    assert code == 2 and "store check --repair" in err and len(err.strip().splitlines()) == 1, (code, err)
+    code, out, err = run_cli(capsys, "store", "check", s)
+    assert code == 1 and "NOT consistent" in out and "Traceback" not in err, (code, out, err)
+    if fix == "re-ingest":
+        rep = ingest(full, s)
+        assert rep.repaired and rep.new_chunks == 0, rep.summary()
+    else:
+        code, out, err = run_cli(capsys, "store", "check", s, "--repair")
+        assert code == 0 and "repaired:" in out and ": OK:" in out, (code, out, err)
+        assert ingest(full, s).new_chunks == 0
+    assert_same(snapshot(s), dict(clean))
+
+
+def test_planted_symlinks_are_not_followed(news, stores, tmp_path):
+    "Symlinks planted where the store writes its temporaries: the ingest works and the files they point to are untouched."
+    part1, full = news
+    base, _ = stores
+    s = tmp_path / "s"; shutil.copytree(base, s)
+    victim = tmp_path / "victim.txt"; victim.write_text("do not overwrite")
+    for name in ("meta.json.tmp", "chunks.jsonl.new", "embeddings.npy.new", "chunks.jsonl.tmp"):
+        (s / name).symlink_to(victim)
+    p = cli("ingest", full, "--store", s, "--quiet")
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert victim.read_text() == "do not overwrite"
+    assert not any((s / n).is_symlink() and (s / n).resolve() == victim for n in ("chunks.jsonl", "embeddings.npy", "meta.json"))
+    with NewsStore(s) as st: assert st.check() == [] and len(st.rows) > len(NewsStore(base).rows)
+
+
+def test_store_option_refuses_root_and_other_folders(news, tmp_path):
+    part1, _ = news
+    other = tmp_path / "home"; other.mkdir(); (other / "notes.txt").write_text("mine")
+    # the non-store folder first: code that does not refuse it fails here, before it could write into `/`
+    for target, msg in ((other, "not a finrag store"), ("/", "refusing to use the file-system root")):
+        p = cli("ingest", part1, "--store", target, "--quiet")
+        assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
+        assert len(p.stderr.strip().splitlines()) == 1
+    assert sorted(x.name for x in other.iterdir()) == ["notes.txt"] and not os.path.exists("/meta.json")
+
+
+def test_ctrl_c_on_the_first_ingest_spares_a_queued_writer(news, tmp_path):
+    "SIGINT on the first ingest into a new store while a second writer waits: the second one then builds the store."
+    part1, full = news
+    lines = full.read_text().splitlines()
+    other = tmp_path / "other.jsonl"; other.write_text("\n".join(lines[18:]) + "\n")
+    s, gate = tmp_path / "s", tmp_path / "go"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    a = subprocess.Popen([*CLI, "ingest", str(part1), "--store", str(s), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**env, "FINRAG_INGEST_HOOK": f"enriched:wait={gate}"})
+    b = None
+    try:
+        _wait_for(lambda: (tmp_path / "go.reached").exists() or a.poll() is not None)
+        assert a.poll() is None, a.communicate()
+        with open(tmp_path / "b.err", "w") as errf:
+            b = subprocess.Popen([*CLI, "ingest", str(other), "--store", str(s), "--quiet"], stdout=subprocess.PIPE, stderr=errf,
+                                 text=True, env=env)
+            _wait_for(lambda: "waiting for it to finish" in (tmp_path / "b.err").read_text() or b.poll() is not None)
+            assert b.poll() is None, (tmp_path / "b.err").read_text()
+            a.send_signal(signal.SIGINT)
+            assert a.wait(120) != 0
+            assert b.wait(600) == 0, (tmp_path / "b.err").read_text()[-2000:]
+    finally:
+        for x in (a, b):
+            if x is not None and x.poll() is None: x.kill()
+    with NewsStore(s) as st:
+        assert st.check() == [] and {r["doc_id"] for r in st.rows} == {json.loads(l)["id"] for l in lines[18:]}
+
+
+def test_read_only_store_in_graph_mode(stores, tmp_path, capsys, monkeypatch):
+    "A store nobody may write (simulated: the folder reports no write access) answers in both modes and is left untouched."
+    base, _ = stores
+    s = tmp_path / "s"; shutil.copytree(base, s)
+    state = lambda: sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in s.iterdir())
+    before = state()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if (m & os.W_OK and str(p).startswith(str(s))) else real(p, m, **kw))
+    for mode in ("vector", "graph"):
+        code, out, err = run_cli(capsys, "ask", QUESTIONS[0], "--store", s, "--mode", mode, "--no-llm")
+        assert code == 0 and "seed" in out, (mode, err)
+    assert state() == before                              # a reader writes nothing, not even the graph file
+
+
+def test_disk_full_names_the_file(news, stores, tmp_path, capsys, monkeypatch):
+    "ENOSPC while an ingest writes: one line naming the file, exit 2; the old store is intact and usable."
+    part1, full = news
+    base, _ = stores
+    s = tmp_path / "s"; shutil.copytree(base, s)
+    def full_disk(fd): raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "fsync", full_disk)
+    code, out, err = run_cli(capsys, "ingest", full, "--store", s, "--quiet")
+    monkeypatch.undo()
+    assert code == 2 and "chunks.jsonl.new: cannot write (No space left on device)" in err and str(s) in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    with NewsStore(s) as st: assert st.check() == [] and len(st.rows) == len(NewsStore(base).rows)
+    assert not [p.name for p in s.iterdir() if p.name.endswith((".tmp", ".new"))]
+
+
+def test_meta_json_not_an_object(stores, tmp_path, capsys):
+    base, _ = stores
+    s = tmp_path / "s"; shutil.copytree(base, s)
+    for bad in ("[1, 2]", '"store"', "3"):
+        (s / "meta.json").write_text(bad)
+        code, out, err = run_cli(capsys, "ask", QUESTIONS[0], "--store", s, "--no-llm")
+        assert code == 2 and f"{s / 'meta.json'}" in err and "not an object" in err, err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    code, out, err = run_cli(capsys, "store", "check", s, "--repair")     # rebuilt from the vector files
+    assert code == 0 and ": OK:" in out, (out, err)
+    with NewsStore(s) as st: assert st.check() == [] and len(st.rows) == st.meta["n_chunks"] == len(NewsStore(base).rows)

@@ -87,13 +87,13 @@ def scrub_outputs(outputs: list, tmp_roots: list[str]) -> list:
     return keep
 
 
-def execute(path: Path, env: dict, timeout: int = 600) -> tuple[dict, float]:
-    """Run notebook `path` in a fresh kernel; return (executed notebook with every cell, seconds).
-    Raises `nbclient.exceptions.CellExecutionError` naming the failing cell."""
+def execute(path: Path, env: dict, timeout: int = 600, flags: list[str] | None = None) -> tuple[dict, float]:
+    """Run notebook `path` in a fresh kernel, skipping cells flagged with one of `flags` (default: `skip_flags()`); return
+    (executed notebook with every cell, seconds). Raises `nbclient.exceptions.CellExecutionError` naming the failing cell."""
     import nbformat
     from nbclient import NotebookClient
     nb = nbformat.read(path, as_version=4)
-    flags = skip_flags()
+    flags = skip_flags() if flags is None else flags
     run = copy.deepcopy(nb)
     run.cells = [c for c in run.cells if not (c.cell_type == "code" and skipped(c.source, flags))]
     old = dict(os.environ)

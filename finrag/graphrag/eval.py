@@ -171,6 +171,7 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
 def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
               modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress) -> dict:
     from finrag.ner import get_ner
+    from finrag.config import redact
     from finrag.graphrag.rag import budget_of
     if use_llm:
         from finrag.llm import get_llm
@@ -260,7 +261,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
                budget_chunks=rag.budget_chunks, budget_tokens=rag.budget_tokens, modes=list(modes), llm_modes=list(llm_modes),
                use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n,
                ragas_metrics=ragas_metrics if ragas is True else [], max_tokens=max_tokens,
-               llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=getattr(llm, "base_url", None) if use_llm else None,
+               llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=redact(getattr(llm, "base_url", None)) if use_llm and getattr(llm, "base_url", None) else None,
                store=str(st.path), n_bootstrap=n_bootstrap)
     pairs = {f"{a} vs {b}": compare_modes(rows, metrics + ["latency_s", "context_tokens"], a, b) for a, b in PAIRS if a in modes and b in modes}
     return dict(config=cfg, n_questions=len(questions), counts=dict(Counter(q.type for q in questions)), metrics=metrics,
@@ -339,7 +340,8 @@ def format_report(result:dict) -> str:
     for m, r in f["ragas"].items():
         errs = ", ".join(f"{k} {v}" for k, v in r["errors"].items()) or "none"
         L.append(f"  ragas {m:<26} n {r['n']}, ok {r['ok']}, NaN {r['nan']}, skipped {r['skipped']}, errors: {errs}, {r['seconds']:.0f}s")
-    return "\n".join(L)
+    from finrag.report import printable
+    return printable("\n".join(L))
 
 # %% ../../nbs/18_graphrag.eval.ipynb #c004eb0e
 def jsonable(x):

@@ -8,7 +8,7 @@ import datetime as _dt, logging, operator
 from collections.abc import Mapping
 from pathlib import Path
 from ..core import FinragError, InputError, project_root
-from ..config import Settings, get_settings
+from ..config import Settings, get_settings, redact
 
 _log = logging.getLogger(__name__)
 
@@ -139,6 +139,7 @@ class GraphStore:
 
     def _check_format(self):
         fmt = self.meta().get("format")
+        if fmt is None and getattr(self, "read_only", False): return   # nothing written yet; a reader writes nothing
         if fmt is None: self.set_meta("format", GRAPH_FORMAT)
         elif fmt != GRAPH_FORMAT:
             raise FinragError(f"{self.location}: the graph store has finrag graph format {fmt}, this finrag reads format "
@@ -230,19 +231,23 @@ def _preload_llama():
     if importlib.util.find_spec("xllamacpp") is not None: import xllamacpp  # noqa: F401
 
 class LadybugGraph(GraphStore):
-    "The graph in an embedded LadybugDB database file at `path` (created with its schema when missing)."
+    """The graph in an embedded LadybugDB database file at `path` (created with its schema when missing). `read_only`
+    opens an existing file without writing to it (LadybugDB `read_only`): any number of processes may read at once,
+    also from a read-only folder; a writer needs the file to itself (the store's lock arranges that)."""
     def __init__(self, path, # the database file, e.g. `<store_dir>/graph`; parent folders are created
-                 max_threads:int=0  # query threads (0: all cores)
+                 max_threads:int=0,  # query threads (0: all cores)
+                 read_only:bool=False # open an existing file for reading only (no schema is created)
                 ):
         _preload_llama()
         import ladybug
-        self.path = Path(path); self.location = str(self.path)
+        self.path, self.read_only = Path(path), read_only; self.location = str(self.path)
         if self.path.is_dir():
             raise FinragError(f"{self.path}: is a folder, the layout of Kùzu / older LadybugDB stores; LadybugDB "
                               f"{ladybug.__version__} stores a graph in one file. Delete the folder and rebuild the graph")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if read_only and not self.path.exists(): raise FinragError(f"{self.path}: no LadybugDB graph file here")
+        if not read_only: self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = ladybug.Database(str(self.path), max_num_threads=max_threads)
+            self._db = ladybug.Database(str(self.path), max_num_threads=max_threads, read_only=read_only)
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as e:
             msg = str(e).replace("Runtime exception: ", "")
@@ -251,7 +256,8 @@ class LadybugGraph(GraphStore):
                                   f"{ladybug.__version__}. Delete the file and rebuild the graph, or install the ladybug "
                                   f"version that wrote it") from None
             raise FinragError(f"{self.path}: cannot open the LadybugDB graph store: {msg}") from None
-        self._schema(); self._check_format()
+        if not read_only: self._schema()
+        self._check_format()
 
     def _schema(self):
         for s in LADYBUG_SCHEMA: self._conn.execute(s)
@@ -275,48 +281,51 @@ class Neo4jGraph(GraphStore):
         import neo4j
         from neo4j.exceptions import AuthError, ServiceUnavailable, ConfigurationError
         self.uri, self.database = uri, database
-        self.location = uri + (f" (database {database})" if database else "")
+        self.shown = redact(uri, [password])          # what messages, logs and records name: no `user:pw@`, no password
+        self.location = self.shown + (f" (database {database})" if database else "")
         self._driver = None
+        fail = lambda msg: FinragError(redact(msg, [password]))   # the driver's own message may quote the URI
         try:
             self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), connection_timeout=connection_timeout)
             self._driver.verify_connectivity()
         except AuthError as e:
             self.close()
-            raise FinragError(f"Neo4j at {uri}: authentication failed for user {user!r} ({e.message}); "
-                              "check FINRAG_NEO4J_USER and FINRAG_NEO4J_PASSWORD") from None
+            raise fail(f"Neo4j at {self.shown}: authentication failed for user {user!r} ({e.message}); "
+                       "check FINRAG_NEO4J_USER and FINRAG_NEO4J_PASSWORD") from None
         except ServiceUnavailable as e:
             self.close()
-            raise FinragError(f"Neo4j at {uri} is unreachable ({e}); check FINRAG_NEO4J_URI and that the server runs") from None
+            raise fail(f"Neo4j at {self.shown} is unreachable ({e}); check FINRAG_NEO4J_URI and that the server runs") from None
         except (ConfigurationError, ValueError) as e:
             self.close()
-            raise FinragError(f"Neo4j URI {uri!r} is not usable: {e}") from None
+            raise fail(f"Neo4j URI {self.shown!r} is not usable: {e}") from None
         self._schema(); self._check_format()
 
     def _schema(self):
         from neo4j.exceptions import Neo4jError
         for s in NEO4J_SCHEMA:
             try: self._run(s)
-            except Neo4jError as e: _log.info("%s: schema statement not supported by this server, skipped (%s): %s", self.uri, e.code, s)
+            except Neo4jError as e: _log.info("%s: schema statement not supported by this server, skipped (%s): %s", self.shown, e.code, s)
 
     def _run(self, query, params=None):
         from neo4j.exceptions import ServiceUnavailable, SessionExpired
         try: res = self._driver.execute_query(query, parameters_=params or {}, database_=self.database)
-        except (ServiceUnavailable, SessionExpired) as e: raise FinragError(f"Neo4j at {self.uri}: connection lost ({e})") from None
+        except (ServiceUnavailable, SessionExpired) as e: raise FinragError(redact(f"Neo4j at {self.shown}: connection lost ({e})")) from None
         return [r.data() for r in res.records]
 
     def close(self):
         if self._driver is not None: self._driver.close(); self._driver = None
 
 # %% ../../nbs/12_graphrag.graph.ipynb #403e4ab2
-def open_graph(store_dir=None,            # folder of the embedded store (default `<project root>/stores`)
-               settings:Settings|None=None # default `get_settings()`
+def open_graph(store_dir=None,             # folder of the embedded store (default `<project root>/stores`)
+               settings:Settings|None=None, # default `get_settings()`
+               read_only:bool=False         # LadybugDB: open the existing file read-only (a reader); Neo4j: ignored
               ) -> GraphStore:
     "Neo4j when `settings.neo4j_uri` is set, else LadybugDB at `<store_dir>/graph`."
     s = settings or get_settings()
     if s.neo4j_uri:
-        if not s.neo4j_password: raise FinragError(f"FINRAG_NEO4J_URI is set ({s.neo4j_uri}) but FINRAG_NEO4J_PASSWORD is not")
+        if not s.neo4j_password: raise FinragError(f"FINRAG_NEO4J_URI is set ({redact(s.neo4j_uri)}) but FINRAG_NEO4J_PASSWORD is not")
         return Neo4jGraph(s.neo4j_uri, s.neo4j_user, s.neo4j_password, s.neo4j_database)
-    return LadybugGraph(Path(store_dir or project_root()/"stores")/"graph")
+    return LadybugGraph(Path(store_dir or project_root()/"stores")/"graph", read_only=read_only)
 
 # %% ../../nbs/12_graphrag.graph.ipynb #f44d43d2
 def synthetic_graph(n_tickers:int=60, n_chunks:int=1500, seed:int=0) -> dict:

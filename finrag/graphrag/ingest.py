@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 from .. import __version__
 from ..core import FinragError, InputError, Timings, stable_id
-from ..config import get_settings
+from ..config import get_settings, redact
 from ..data import load_news
 from ..chunking import Chunker, chunk_news
 from .enrich import enrich
 from .boilerplate import clean_news
 
 # %% auto #0
-__all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'ids_digest', 'store_lock',
-           'NewsStore', 'IngestReport', 'write_graph', 'rebuild_graph', 'ingest']
+__all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'atomic_write', 'ids_digest',
+           'store_lock', 'NewsStore', 'IngestReport', 'write_graph', 'rebuild_graph', 'check_store_dir', 'ingest']
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #cfd1f530
 def article_subjects(rows:list[dict]) -> dict[str, str|None]:
@@ -57,16 +57,28 @@ STORE_FORMAT = 1
 VECTOR_FILES = ("chunks.jsonl", "embeddings.npy")   # written as `<name>.new`, then renamed in this order
 
 def _graph_backend() -> str:
-    "Where the configured graph lives: 'ladybug' (embedded, in the store) or 'neo4j:<uri>'."
-    uri = get_settings().neo4j_uri
-    return f"neo4j:{uri}" if uri else "ladybug"
+    "Where the configured graph lives: 'ladybug' (embedded, in the store) or 'neo4j:<uri>' (credentials redacted: it goes into meta.json)."
+    s = get_settings()
+    return f"neo4j:{redact(s.neo4j_uri, [s.neo4j_password])}" if s.neo4j_uri else "ladybug"
 
-def _fsync_write(path:Path, data:bytes):
-    with open(path, "wb") as f: f.write(data); f.flush(); os.fsync(f.fileno())
-
-def _atomic_write(path:Path, data:bytes):
-    tmp = path.with_name(path.name + ".tmp")
-    _fsync_write(tmp, data); os.replace(tmp, path)
+def atomic_write(path,        # the file to (re)place; its folder must exist
+                 data:bytes):
+    """Write `data` to `path` so that readers see the old file or the whole new one: a fresh temporary file made by
+    `tempfile.mkstemp` (O_CREAT|O_EXCL, mode 0600 → widened to 0644, never a symlink followed) in the same folder,
+    fsync, then `os.replace` over `path` (a symlink planted at `path` is replaced, its target untouched). A failed
+    write (e.g. ENOSPC, disk full) removes the temporary file and raises `FinragError` naming `path`."""
+    import tempfile
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e: raise FinragError(f"{path}: cannot write ({e.strerror or e})") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data); f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o644); os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError): os.unlink(tmp)
+        raise FinragError(f"{path}: cannot write ({e.strerror or e}); the file was left as it was") from None
 
 def _sha1(data:bytes) -> str: return hashlib.sha1(data).hexdigest()
 
@@ -88,60 +100,123 @@ def _test_hook(stage:str):
         else: os.kill(os.getpid(), signal.SIGKILL)
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #86f2b347
+_LOCKS = {}   # lock file (resolved) -> [fd, n_shared, n_exclusive]: the locks this process holds, by store
+
+def _flock(fd, mode, wait:bool, path:Path, what:str, ex:bool, had_shared:bool=False):
+    "Take `fcntl.flock` `mode` on `fd` (`had_shared`: converting this process' shared lock); when it is busy: fail (`wait=False`) or say who holds it and wait."
+    import fcntl
+    try: fcntl.flock(fd, mode | fcntl.LOCK_NB); return
+    except BlockingIOError: pass
+    readers = False
+    if ex:                          # busy for a writer: only readers (a shared lock is free), or a writer?
+        try: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB); readers = True
+        except BlockingIOError: pass
+    who = ("other finrag processes are reading this store" if readers else "another finrag process is writing this store")
+    if not wait:
+        if had_shared: fcntl.flock(fd, fcntl.LOCK_SH)   # a failed conversion dropped it: take it back
+        elif readers: fcntl.flock(fd, fcntl.LOCK_UN)
+        raise FinragError(f"{path}: {who}; wait until it finishes (run without --no-wait to queue behind it)")
+    print(f"{path}: {who}; waiting for it to finish before the {what} ...", file=sys.stderr, flush=True)
+    fcntl.flock(fd, mode)
+
+@contextlib.contextmanager
 def store_lock(path,              # the store folder (must exist)
                wait:bool=True,    # False: fail at once when another process holds the lock
-               what:str="write"   # shown in the messages
+               what:str="write",  # shown in the messages
+               shared:bool=False  # True: a reader's shared lock (many at once; excluded only by a writer)
               ):
-    """The store's exclusive lock (`<store>/.lock`, a `filelock.FileLock`), re-entrant within a process. A second
-    writer (or a reader while a writer works) waits with a message on stderr, or with `wait=False` raises
-    `FinragError`. A folder that cannot hold a lock file (read-only) gets a no-op lock: nobody can write there."""
-    from filelock import FileLock, Timeout
+    """The store's readers/writer lock on `<store>/.lock` (`fcntl.flock`), re-entrant within a process (a read inside
+    a write is free; a write inside a read converts the lock). A busy lock is waited for with a message on stderr
+    naming who holds it, or with `wait=False` raises `FinragError`. The lock file is opened without following a
+    symlink. A folder that cannot hold a lock file (read-only) gets a no-op lock: nobody can write there."""
+    import fcntl
     path = Path(path)
-    if not os.access(path, os.W_OK): return contextlib.nullcontext()
-    lock = FileLock(path/".lock", is_singleton=True, thread_local=False)
-    @contextlib.contextmanager
-    def held():
-        try: lock.acquire(timeout=0)
-        except Timeout:
-            if not wait:
-                raise FinragError(f"{path}: another finrag process is writing this store; wait until it finishes "
-                                  "(run without --no-wait to queue behind it)") from None
-            print(f"{path}: another finrag process is writing this store; waiting for it to finish before the {what} ...",
-                  file=sys.stderr, flush=True)
-            lock.acquire()
-        try: yield lock
-        finally: lock.release()
-    return held()
+    if not os.access(path, os.W_OK): yield None; return
+    key = str((path/".lock").resolve())
+    h = _LOCKS.get(key)
+    if h is None:
+        while True:                 # lock the file that is at the path now (a failed first ingest may delete it)
+            try: fd = os.open(path/".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            except FileNotFoundError: raise FinragError(f"{path}: no finrag store here (the folder was removed)") from None
+            except OSError as e: raise FinragError(f"{path/'.lock'}: cannot open the store's lock file ({e.strerror or e})") from None
+            try:
+                _flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, wait, path, what, not shared)
+                with contextlib.suppress(FileNotFoundError):
+                    if os.stat(path/".lock", follow_symlinks=False).st_ino == os.fstat(fd).st_ino: break
+            except BaseException: os.close(fd); raise
+            os.close(fd)
+            if not shared: path.mkdir(parents=True, exist_ok=True)
+        h = _LOCKS[key] = [fd, 0, 0]
+    elif not shared and not h[2]:   # upgrade this process' shared lock to the exclusive one
+        _flock(h[0], fcntl.LOCK_EX, wait, path, what, True, had_shared=True)
+    h[1 if shared else 2] += 1
+    try: yield h
+    finally:
+        h[1 if shared else 2] -= 1
+        if not (h[1] or h[2]): os.close(h[0]); del _LOCKS[key]
+        elif not shared and not h[2]: fcntl.flock(h[0], fcntl.LOCK_SH)   # back to this process' readers
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #72443d7c
 _REPAIR_HINT = "run `finrag store check --repair` or re-run the ingest"
 
 class NewsStore:
-    "A P1 store folder: chunk rows, their embeddings, the FAISS index (built on load) and the graph."
+    """A P1 store folder: chunk rows, their embeddings, the FAISS index (built on load) and the graph. An open store
+    holds the store's shared lock until `close()` (also a context manager): it reads one whole state, and a writer
+    commits only after it is closed. The graph is opened read-only unless this process holds the write lock."""
     def __init__(self, path,
                  create:bool=False,       # create the folder and meta when missing (the ingest)
                  embedder:str|None=None,  # the embedder the caller expects (default `[models] embedder`)
                  check_graph:bool=True,   # refuse a store whose graph lives in another backend; compare graph and meta
-                 repair:bool=False        # open a damaged store (problems in `self.problems`) instead of refusing it
+                 repair:bool=False,       # open a damaged store (problems in `self.problems`) instead of refusing it
+                 wait:bool=True           # False: fail at once while a writer commits (else wait, with a message)
                 ):
         self.path = Path(path)
         self.embedder_name = embedder or get_settings().models.embedder
         self._graph = self._index = None
+        self._locks = contextlib.ExitStack()
         self.check_graph, self.problems = check_graph, []
         mp = self.path/"meta.json"
-        if not mp.exists():
+        fresh = {"format": STORE_FORMAT, "finrag": __version__, "embedder": self.embedder_name, "graph_backend": _graph_backend()}
+        if not mp.exists() and not ((create or repair) and (self.path/"chunks.jsonl").exists()):
+            if (self.path/"chunks.jsonl").exists():
+                raise FinragError(f"{self.path}: damaged or interrupted store: meta.json is missing; {_REPAIR_HINT}")
             if not create: raise FinragError(f"{self.path}: no finrag store here (run `finrag ingest NEWS --store {self.path}` first)")
             self.path.mkdir(parents=True, exist_ok=True)
-            self.meta = {"format": STORE_FORMAT, "finrag": __version__, "embedder": self.embedder_name, "graph_backend": _graph_backend()}
-            self.rows, self.embeddings = [], np.zeros((0, 0), "float32")
+            self.meta, self.rows, self.embeddings = fresh, [], np.zeros((0, 0), "float32")
             return
-        with store_lock(self.path, what="read"):
-            try: self.meta = json.loads(mp.read_text())
-            except (json.JSONDecodeError, UnicodeDecodeError) as e: raise InputError(f"corrupt store metadata ({e}); delete the store and re-ingest", path=mp) from None
-            self._check_meta()
-            self.rows, self.embeddings, self.problems = self._read()
-        if self.problems and not (create or repair):
-            raise FinragError(f"{self.path}: damaged or interrupted store: {self.problems[0]}; {_REPAIR_HINT}")
+        try:
+            self._locks.enter_context(store_lock(self.path, wait, "read", shared=True))
+            if not mp.exists():                     # vector files without meta.json: `repair` rebuilds it from them
+                self.meta = fresh
+                self.rows, self.embeddings, self.problems = self._read()
+                self.problems.insert(0, f"{mp}: missing, the vector files have {len(self.rows)} chunks")
+            else:
+                try:
+                    self.meta = json.loads(mp.read_text())
+                    if not isinstance(self.meta, dict): raise TypeError(f"a JSON {type(self.meta).__name__}, not an object")
+                except FileNotFoundError: raise FinragError(f"{self.path}: no finrag store here (it was removed)") from None
+                except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
+                    if not (create or repair):      # the repair (and an ingest) rebuild meta.json from the vector files
+                        raise InputError(f"corrupt store metadata: {e}; {_REPAIR_HINT}", path=mp) from None
+                    self.meta, bad = dict(fresh), f"{mp}: corrupt ({e})"
+                else: bad = None
+                self._check_meta()
+                self.rows, self.embeddings, self.problems = self._read()
+                if bad: self.problems.insert(0, bad)
+            if self.problems and not (create or repair):
+                raise FinragError(f"{self.path}: damaged or interrupted store: {self.problems[0]}; {_REPAIR_HINT}")
+        except BaseException: self._locks.close(); raise
+
+    def _writing(self) -> bool:
+        "Does this process hold the store's write lock (so it may open the graph read-write)?"
+        h = _LOCKS.get(str((self.path/".lock").resolve()))
+        return bool(h and h[2])
+
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
+    def __del__(self):              # a store dropped without close() releases its lock too
+        try: self.close()
+        except Exception: pass
 
     def _check_meta(self):
         if self.meta.get("format") != STORE_FORMAT:
@@ -151,6 +226,7 @@ class NewsStore:
             raise FinragError(f"{self.path}: built with embedder {self.meta.get('embedder')!r}, configured {self.embedder_name!r}; "
                               "re-ingest or set [models] embedder back.")
         want, have = self.meta.get("graph_backend"), _graph_backend()
+        if want: want = redact(want)                  # a store written before meta.json was redacted
         if self.check_graph and want and want != have:
             raise FinragError(f"{self.path}: its graph lives in {want}, but the configured graph backend is {have}; "
                               + ("set FINRAG_NEO4J_URI (and user/password) to that server" if want.startswith("neo4j")
@@ -193,17 +269,23 @@ class NewsStore:
         return {r["id"]: i for i, r in enumerate(self.rows)}
 
     def write_meta(self, **extra):
-        "Update meta.json atomically (fsync + rename: the commit point of a write)."
+        "Update meta.json atomically (`atomic_write`: fsync + rename, the commit point of a write)."
         self.meta.update(extra, format=STORE_FORMAT, finrag=__version__, embedder=self.embedder_name)
         self.meta = {k: v for k, v in self.meta.items() if v is not None}
-        _atomic_write(self.path/"meta.json", json.dumps(self.meta, indent=1).encode())
+        atomic_write(self.path/"meta.json", json.dumps(self.meta, indent=1).encode())
 
     @property
     def graph(self):
-        "The graph backend (LadybugDB in `<store>/graph`, or Neo4j when FINRAG_NEO4J_URI is set); refused when it disagrees with meta."
+        """The graph backend (LadybugDB in `<store>/graph`, or Neo4j when FINRAG_NEO4J_URI is set); refused when it
+        disagrees with meta. Read-only unless this process holds the write lock (`store_lock`)."""
+        ro = not self._writing()
+        if self._graph is not None and getattr(self._graph, "read_only", False) and not ro: self.close_graph()
         if self._graph is None:
             from finrag.graphrag.graph import open_graph
-            self._graph = open_graph(self.path)
+            if ro and _graph_backend() == "ladybug" and not (self.path/"graph").exists():
+                self.problems.append(f"the graph file {self.path/'graph'} is missing")
+                raise FinragError(f"{self.path}: damaged or interrupted store: {self.problems[-1]}; {_REPAIR_HINT}")
+            self._graph = open_graph(self.path, read_only=ro)
             n = self.meta.get("n_chunks")
             if self.check_graph and n is not None and not self.problems and (m := self._graph.counts()["chunks"]) != n:
                 self.problems.append(f"the graph holds {m} chunks, meta.json says {n}")
@@ -228,7 +310,7 @@ class NewsStore:
         buf = io.BytesIO(); np.save(buf, np.ascontiguousarray(E, dtype="float32"))
         data = {"chunks.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"),
                 "embeddings.npy": buf.getvalue()}
-        for name in VECTOR_FILES: _fsync_write(self.path/f"{name}.new", data[name])
+        for name in VECTOR_FILES: atomic_write(self.path/f"{name}.new", data[name])
         _test_hook("vectors_written")
         self.write_meta(pending={"n_chunks": len(rows), "ids_digest": ids_digest(r["id"] for r in rows),
                                  "files": {n: _sha1(data[n]) for n in VECTOR_FILES}})
@@ -248,7 +330,9 @@ class NewsStore:
         out = list(self.problems)
         out += [f"{p.name}: left over from an interrupted write" for p in self.path.glob("*.new") if not self.meta.get("pending")]
         if graph and not out:
-            self.check_graph, g = False, self.graph
+            self.check_graph = False
+            try: g = self.graph
+            except FinragError as e: return out + [f"the graph cannot be used: {e}"]
             gi, ri = set(g.chunk_ids()), {r["id"] for r in self.rows}
             if gi != ri: out.append(f"the graph has {len(gi - ri)} chunk(s) the vector files lack and lacks {len(ri - gi)} of theirs")
             else:
@@ -264,12 +348,18 @@ class NewsStore:
            dropped (the write never reached its commit point).
         2. Unreadable chunk lines are dropped; embeddings that are missing, truncated or misaligned are recomputed from
            the rows' texts (`embedder`, default the store's).
-        3. The graph is made to hold exactly the rows' chunks, links, tickers and the INFLUENCES edges they imply."""
+        3. The graph is made to hold exactly the rows' chunks, links, tickers and the INFLUENCES edges they imply; a
+           graph file that cannot be opened (deleted, another format) is moved aside to `graph.unreadable-<time>` and
+           rebuilt from the rows; meta.json is rewritten from the files (the commit)."""
+        with store_lock(self.path, what="repair"): return self._repair(embedder)
+
+    def _repair(self, embedder):
         done, pend = [], self.meta.get("pending") or {}
         for name in VECTOR_FILES:
             new = self.path/f"{name}.new"
-            if not new.exists(): continue
-            if pend and _sha1(new.read_bytes()) == pend.get("files", {}).get(name): os.replace(new, self.path/name); done.append(f"rolled {name} forward")
+            if not new.exists() and not new.is_symlink(): continue
+            if new.is_symlink(): new.unlink(); done.append(f"dropped a planted symlink {name}.new")
+            elif pend and _sha1(new.read_bytes()) == pend.get("files", {}).get(name): os.replace(new, self.path/name); done.append(f"rolled {name} forward")
             else: new.unlink(); done.append(f"dropped an unfinished {name}.new")
         self.rows, self.embeddings, probs = self._read()
         if len(self.embeddings) != len(self.rows):
@@ -278,15 +368,25 @@ class NewsStore:
             self.embeddings = enc.encode([r["text"] for r in self.rows]); done.append(f"re-embedded {len(self.rows)} chunks")
         if any("line" in p for p in probs): done.append("dropped unreadable chunk lines")
         self.check_graph = False
-        removed = sorted(set(self.graph.chunk_ids()) - {r["id"] for r in self.rows})
+        try: g = self.graph
+        except FinragError:
+            if _graph_backend() != "ladybug": raise
+            self.close_graph(); stamp = time.strftime("%Y%m%dT%H%M%S")
+            for p in [self.path/"graph", *self.path.glob("graph.wal")]: os.replace(p, self.path/f"{p.name}.unreadable-{stamp}")
+            g = self.graph; done.append(f"moved an unusable graph aside (graph.unreadable-{stamp})")
+        removed = sorted(set(g.chunk_ids()) - {r["id"] for r in self.rows})
         self.save(self.rows, self.embeddings)
         edges = write_graph(self.graph, self.rows, self.rows, removed)
         self.commit(len(edges))
         done.append(f"graph synced ({len(removed)} stray chunk(s) removed, {len(self.rows)} chunks, {len(edges)} edges)")
         return "; ".join(done)
 
-    def close(self):
+    def close_graph(self):
         if self._graph is not None: self._graph.close(); self._graph = None
+
+    def close(self):
+        "Close the graph and release the store's shared lock."
+        self.close_graph(); self._locks.close()
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #29377d11
 @dataclass
@@ -334,13 +434,10 @@ def write_graph(g, new_rows:list[dict], all_rows:list[dict], removed:list[str]=(
 
 def rebuild_graph(store_dir) -> dict:
     "Write every chunk of the store into the *configured* graph backend (e.g. move a store's graph from LadybugDB to Neo4j); idempotent."
-    store = NewsStore(store_dir, check_graph=False)
-    try:
-        with store_lock(store.path):
-            edges = write_graph(store.graph, store.rows, store.rows, sorted(set(store.graph.chunk_ids()) - set(store.ids)))
-            store.commit(len(edges))
+    with store_lock(store_dir, what="graph rebuild"), NewsStore(store_dir, check_graph=False) as store:
+        edges = write_graph(store.graph, store.rows, store.rows, sorted(set(store.graph.chunk_ids()) - set(store.ids)))
+        store.commit(len(edges))
         return store.graph.counts()
-    finally: store.close()
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #2f4ac943
 def _plan(store_rows:list[dict], chunks:list) -> tuple[list, set, int]:
@@ -355,6 +452,30 @@ def _plan(store_rows:list[dict], chunks:list) -> tuple[list, set, int]:
     new = list({c.id: c for c in chunks if c.id not in known}.values())
     return new, removed, len(replaced)
 
+_STORE_NAMES = ("meta.json", "chunks.jsonl", "embeddings.npy", "graph", ".lock", ".meta.json.", ".chunks.jsonl.", ".embeddings.npy.")
+
+def check_store_dir(store_dir) -> Path:
+    """`store_dir` as a place for a store: refused (`InputError`) when it is `/` or a non-empty folder that holds no
+    store (files other than a store's own: meta.json, chunks.jsonl, embeddings.npy, graph*, .lock, temporaries)."""
+    p = Path(store_dir)
+    if p.resolve() == Path(p.resolve().anchor):
+        raise InputError("refusing to use the file-system root as a store folder; pass a new or empty folder", path=p)
+    if p.exists() and not p.is_dir(): raise InputError("is a file, not a store folder", path=p)
+    if p.is_dir() and not (p/"meta.json").exists():
+        other = sorted(q.name for q in p.iterdir() if not q.name.startswith(_STORE_NAMES))
+        if other: raise InputError(f"is a folder with other files ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}), "
+                                   "not a finrag store; pass a new or empty folder", path=p)
+    return p
+
+def _peek(store_dir:Path, wait:bool) -> list[dict]:
+    "The rows a store holds now (read under the shared lock, released at once); [] for a new or damaged store."
+    if not (store_dir/"meta.json").exists() and not (store_dir/"chunks.jsonl").exists(): return []
+    try:
+        with NewsStore(store_dir, repair=True, check_graph=False, wait=wait) as s: return list(s.rows)
+    except FinragError as e:
+        if "no finrag store here" in str(e): return []      # removed meanwhile (a first ingest that failed)
+        raise
+
 def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `finrag.data.load_news`)
            store_dir,                 # store folder (created if missing; removed again if the ingest fails before writing)
            format:str="auto", limit:int|None=None, strict:bool=False,
@@ -363,41 +484,52 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
            wait:bool=True,            # False: fail at once when another process writes this store
            clean:bool=True            # drop near-duplicate articles and boilerplate sentences first (`clean_news`)
           ) -> IngestReport:
-    """Load → chunk → enrich the new chunks → vectors → graph → commit, under the store's exclusive lock; safe to
-    re-run (idempotent), repairs an interrupted store first, replaces articles that come again with other text."""
+    """Load → chunk → enrich the new chunks → vectors → graph → commit; safe to re-run (idempotent), repairs an
+    interrupted store first, replaces articles that come again with other text. Everything slow (NER, sentiment,
+    embedding) runs before the store's exclusive lock, which is held only to write and commit: readers keep working
+    meanwhile, and the writer waits for open readers before its commit. `store_dir` must be a store, a new folder
+    or an empty one (`check_store_dir`)."""
     t, rep = Timings(), IngestReport()
+    store_dir = check_store_dir(store_dir)
     with t("load"): items, lrep = load_news(news_path, format=format, strict=strict, limit=limit, encoding=encoding)
     if not items:
         why = f"all {lrep.n_bad} rows are bad (first: {lrep.bad[0]})" if lrep.n_bad else "it holds no articles"
         raise InputError(f"nothing to ingest: {why}", path=news_path)
     with t("clean"): items, crep = clean_news(items) if clean else (items, {"near_duplicates": 0, "boilerplate_sentences": 0})
-    store_dir = Path(store_dir); created = not store_dir.exists()
+    with t("chunk"): chunks = chunk_news(items, chunker, progress=progress)
+    new, _, _ = _plan(_peek(store_dir, wait), chunks)          # outside the exclusive lock: readers keep reading
+    ecs, E_new = enrich(new, timings=t, progress=progress)
+    ready = {ec.chunk.id: (_chunk_row(ec), E_new[i]) for i, ec in enumerate(ecs)}
+    _test_hook("prepared")
+    created = not store_dir.exists()
     store_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with store_lock(store_dir, wait, "ingest"):
+    with store_lock(store_dir, wait, "ingest"):
+        try:
             _test_hook("locked")
             store = NewsStore(store_dir, create=True)
             try:
-                if (store_dir/"meta.json").exists() and store.check():
+                if ((store_dir/"meta.json").exists() or store.problems) and store.check():
                     with t("repair"): rep.repaired = store.repair()
-                with t("chunk"): chunks = chunk_news(items, chunker, progress=progress)
-                new, removed, rep.replaced_articles = _plan(store.rows, chunks)
-                ecs, E_new = enrich(new, timings=t, progress=progress)
-                new_rows = [_chunk_row(ec) for ec in ecs]
+                new, removed, rep.replaced_articles = _plan(store.rows, chunks)   # again: another writer may have committed
+                if late := [c for c in new if c.id not in ready]:
+                    ecs, E_late = enrich(late, timings=t, progress=progress)
+                    ready.update({ec.chunk.id: (_chunk_row(ec), E_late[i]) for i, ec in enumerate(ecs)})
+                _test_hook("enriched")
+                new_rows = [ready[c.id][0] for c in new]
                 keep = [i for i, r in enumerate(store.rows) if r["id"] not in removed]
                 rows = [store.rows[i] for i in keep] + new_rows
                 if new_rows or removed or not (store_dir/"meta.json").exists():
-                    _test_hook("enriched")
-                    E = np.vstack([store.embeddings[keep], E_new]) if len(keep) else E_new
+                    E_add = np.stack([ready[c.id][1] for c in new]) if new else np.zeros((0, store.embeddings.shape[1]), "float32")
+                    E = np.vstack([store.embeddings[keep], E_add]) if len(keep) else E_add
                     with t("save"): store.save(rows, E)
                     with t("graph"): edges = write_graph(store.graph, new_rows, rows, sorted(removed))
                     _test_hook("graph_written")
                     store.commit(len(edges))
                 else: edges = influence_edges(rows)
             finally: store.close()
-    except BaseException:
-        if created and not (store_dir/"meta.json").exists(): shutil.rmtree(store_dir, ignore_errors=True)
-        raise
+        except BaseException:   # a first ingest that failed leaves no folder; a writer queued on its lock relocks
+            if created and not (store_dir/"meta.json").exists(): shutil.rmtree(store_dir, ignore_errors=True)
+            raise
     rep.articles, rep.new_chunks, rep.chunks, rep.removed_chunks = len(items), len(new_rows), len(rows), len(removed)
     rep.tickers, rep.edges = len({tk for r in rows for tk in r["tickers"]}), len(edges)
     rep.bad_rows, rep.filtered_rows, rep.load_summary = lrep.n_bad, lrep.n_filtered, lrep.summary()

@@ -104,9 +104,15 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
                 llm=None,                   # ragas LLM for LLM-judged metrics (default `ragas_llm()`)
                 embeddings=None,            # ragas embeddings (default `ragas_embeddings()`)
                 timeout:float=900.0,        # seconds per metric call before it counts as a failure
-                progress:bool=False) -> tuple[list[dict], dict]:
-    "(scores, report): one {metric: float|NaN} per sample; report[metric] = {n, ok, nan, skipped, errors: {type: count}, seconds}."
+                progress:bool=False,
+                concurrency:int|None=None   # samples scored at once per metric (the server's slots); None = `[models] llm_slots`
+               ) -> tuple[list[dict], dict]:
+    """(scores, report): one {metric: float|NaN} per sample, in order; report[metric] = {n, ok, nan, skipped, errors:
+    {type: count}, seconds} (seconds: the metric's wall time). Up to `concurrency` samples of one metric are scored at
+    once (asyncio tasks on ragas' async client), so the local server's `[models] llm_slots` decode them together."""
     metrics = list(metrics)
+    conc = int(get_settings().models.llm_slots if concurrency is None else concurrency)
+    if conc < 1: raise InputError(f"concurrency must be >= 1, got {conc}", field="concurrency")
     needs_llm = any(m in RAGAS_LLM_METRICS for m in metrics)
     if needs_llm and llm is None: llm = ragas_llm()
     if "answer_relevancy" in metrics and embeddings is None: embeddings = ragas_embeddings()
@@ -120,23 +126,26 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
         if progress:
             from tqdm.auto import tqdm; bar = tqdm(total=len(samples) * len(scorers), desc="ragas")
         for m, f in scorers.items():
-            rep = report[m]
-            for s, row in zip(samples, out):
+            rep, sem = report[m], asyncio.Semaphore(conc)
+            async def one(s, row, m=m, f=f, rep=rep, sem=sem):
                 rep["n"] += 1
-                if bar: bar.update(1); bar.set_postfix_str(m)
                 if not all(present(s.get(k)) for k in _NEEDS[m]):
-                    rep["skipped"] += 1; row[m] = float("nan"); continue
-                t0 = time.perf_counter()
-                try:
-                    v = await asyncio.wait_for(f(s), timeout)
-                    v = float(v) if v is not None else float("nan")
-                except Exception as e:      # parse failures, timeouts, HTTP errors: NaN, counted
-                    k = type(e).__name__; rep["errors"][k] = rep["errors"].get(k, 0) + 1; v = float("nan")
+                    rep["skipped"] += 1; row[m] = float("nan")
                 else:
-                    if math.isnan(v): rep["nan"] += 1
-                    else: rep["ok"] += 1
-                rep["seconds"] += time.perf_counter() - t0
-                row[m] = v
+                    async with sem:
+                        try:
+                            v = await asyncio.wait_for(f(s), timeout)
+                            v = float(v) if v is not None else float("nan")
+                        except Exception as e:      # parse failures, timeouts, HTTP errors: NaN, counted
+                            k = type(e).__name__; rep["errors"][k] = rep["errors"].get(k, 0) + 1; v = float("nan")
+                        else:
+                            if math.isnan(v): rep["nan"] += 1
+                            else: rep["ok"] += 1
+                    row[m] = v
+                if bar: bar.update(1); bar.set_postfix_str(m)
+            t0 = time.perf_counter()
+            await asyncio.gather(*(one(s, row) for s, row in zip(samples, out)))
+            rep["seconds"] += time.perf_counter() - t0
         if bar: bar.close()
         return [{m: row[m] for m in scorers} for row in out]
     return _run_coro(run_all()), report

@@ -9,7 +9,8 @@ from collections import Counter
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from ..core import LLMError, ModelUnavailableError, default_llm
+from ..core import LLMError, ModelUnavailableError
+from ..llm import default_llm
 from ..config import get_settings
 from ..chunking import split_sentences
 from .normalize import PreRetrievalReport, Glossary, get_glossary, normalize_units, report_add, fmt_decimal

@@ -7,7 +7,10 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass, field
 import numpy as np
-from ..core import InputError, LLMError, default_embedder, default_llm
+from ..core import FENCE_RULE, InputError, LLMError, fence
+from ..config import check_question
+from ..models import default_embedder
+from ..llm import default_llm
 from ..config import get_settings
 from .expansion import count_tokens
 
@@ -50,7 +53,8 @@ UNKNOWN = "unknown"
 ANSWER_SCHEMA = {"type": "object", "properties": {
     "answer": {"type": "string", "maxLength": 80}, "definitive": {"type": "boolean"},
     "confidence": {"type": "integer", "minimum": 0, "maximum": 100}}, "required": ["answer", "definitive", "confidence"]}
-ANSWER_SYSTEM = "You answer questions about financial documents using only the documents given."
+ANSWER_SYSTEM = ("You answer questions about financial documents using only the documents given. " +
+                 FENCE_RULE.format(item="document", kind="DOCUMENT", id="N", source="filings and reports"))
 ANSWER_PROMPT = """Documents:
 {context}
 
@@ -98,8 +102,12 @@ def answer_confidence(text:str,          # the JSON reply
     while toks and blank(toks[-1]): toks.pop()                      # servers strip trailing '\n' from the content
     lead = 0
     while toks and blank(toks[0]) and not text[:1].isspace(): lead += toks.pop(0)[2]
-    if sum(t[2] for t in toks) != len(text.encode()): return None   # the tokens are not this text
-    lo, hi = len(text[:m.start(1)].encode()), len(text[:m.end(1)].encode())
+    base = 0
+    if sum(t[2] for t in toks) != len(text.encode()):               # the reply may be the JSON inside a ```json block
+        joined = "".join(t[0] for t in toks); at = joined.find(text)
+        if at < 0 or sum(t[2] for t in toks) != len(joined.encode()): return None   # the tokens are not this text
+        base = len(joined[:at].encode())
+    lo, hi = base + len(text[:m.start(1)].encode()), base + len(text[:m.end(1)].encode())
     pos, lps = 0, []
     for tok, lp, nb in toks:
         if pos < hi and pos + nb > lo and lp is not None and math.isfinite(lp): lps.append(float(lp))
@@ -161,7 +169,7 @@ def _fit(idx:list[int], docs:list[str], toks:list[int], budget:int) -> tuple[lis
     return out, 0
 
 def _ask(llm, question, pairs, idx, n_tokens, truncated, max_tokens, confidence) -> HalfAnswer:
-    ctx = "\n\n".join(f"[{i + 1}] {t}" for i, t in pairs)
+    ctx = "\n\n".join(fence(t, i + 1, "DOCUMENT") for i, t in pairs)     # untrusted data, fenced like P1's news
     msgs = [{"role": "system", "content": ANSWER_SYSTEM},
             {"role": "user", "content": ANSWER_PROMPT.format(context=ctx, question=question)}]
     r = json_with_logprobs(llm, msgs, ANSWER_SCHEMA, max_tokens)
@@ -182,6 +190,7 @@ def answer_with_context(question:str,                 # the user's question
                        ) -> LongContextAnswer:
     "Answer from `docs`; above `threshold_tokens` split into two coherent halves, answer each, fuse (P2). `InputError` on bad input."
     if not isinstance(question, str) or not question.strip(): raise InputError("empty question", field="question")
+    check_question(question)
     if not isinstance(docs, (list, tuple)) or not docs: raise InputError("no documents to answer from", field="docs")
     bad = [i for i, d in enumerate(docs) if not isinstance(d, str)]
     if bad: raise InputError(f"documents must be strings; docs[{bad[0]}] is {type(docs[bad[0]]).__name__}", field=f"docs[{bad[0]}]")

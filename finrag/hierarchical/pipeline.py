@@ -5,22 +5,24 @@
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #dd6a3e15
 from __future__ import annotations
 import math, re, time
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 from fastcore.basics import patch
-from ..core import InputError, ModelUnavailableError, Timings, default_embedder, default_llm
-from ..config import get_settings
-from ..retrieval import doc_text, register_method
+from ..core import InputError, ModelUnavailableError, Timings
+from ..config import check_question
+from ..models import default_embedder
+from ..llm import default_llm
+from ..config import HierarchicalSettings, get_settings
+from ..retrieval import METHODS, doc_text, register_method
 from .normalize import PreRetrievalReport, normalize_units
-from .preretrieval import PreRetrievalConfig, PreRetriever
+from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'DEFAULT_STAGE1', 'STAGE2_CANDIDATE', 'DEFAULT_STAGE2', 'DEFAULT_FUSION', 'DEFAULT_WEIGHT',
-           'DEFAULT_PRERETRIEVAL', 'STAGE2_SETTINGS', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'make_scorer',
-           'default_stage2', 'RawTextScorer', 'HierarchicalRetriever', 'Answer', 'answer_question', 'numeric_answer',
-           'numeric_match', 'judge_answer']
+__all__ = ['STAGE_SCORERS', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir',
+           'make_scorer', 'RawTextScorer', 'HierarchicalRetriever', 'preretrieval_step', 'Answer', 'answer_question',
+           'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "maxsim", "llm", "ce", "ce:<path>")
@@ -35,7 +37,8 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 cache_dir=None,      # bi-encoder vector cache (see `corpus_embeddings`)
                 dense_corpus:dict|None=None, # the bi-encoder's documents (e.g. the raw text, not pre-retrieved); None = `corpus`
                 field:str="scorer",  # the option an unknown name is reported under (e.g. 'stage2')
-                llm=None):           # the LLM judge's client; None = `get_llm()`
+                llm=None,            # the LLM judge's client; None = `get_llm()`
+                config:HierarchicalSettings|None=None): # the LLM judge's cut and length (`config.scorer('llm')`); None = `get_settings().hierarchical`
     "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder."
     n = str(name).strip()
     def emb():
@@ -45,7 +48,9 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
     if n == "maxsim": return MaxSimScorer(emb())
-    if n == "llm": return LLMYesNoScorer(llm, max_doc_tokens=STAGE2_SETTINGS["llm-yesno"]["max_doc_tokens"], cut=STAGE2_SETTINGS["llm-yesno"]["cut"])
+    if n == "llm":
+        j = (get_settings().hierarchical if config is None else config).scorer("llm")
+        return LLMYesNoScorer(llm, max_doc_tokens=j.max_doc_tokens, cut=j.cut)
     if n == "ce" or n.startswith("ce:"):
         path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
         if n == "ce" and not Path(path).is_dir():
@@ -55,20 +60,8 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     raise InputError(f"unknown scorer {name!r}; use one of {', '.join(STAGE_SCORERS)}", field=field)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #7b7be011
-DEFAULT_STAGE1 = "hybrid"      # RRF(BM25, MiniLM): recall@100 1.0 on the held-out halves, BM25 0.97 (FinanceBench)
-STAGE2_CANDIDATE = "maxsim"    # best stage-2 scorer measured (nbs/24); the fine-tuned cross-encoder measured far worse
-DEFAULT_STAGE2 = None          # stage 1 alone: no non-LLM stage 2 reached stage 1 on EVERY dev half; the LLM judge does (STAGE2_SETTINGS) at ~40 s/query, so it is opt-in
-DEFAULT_FUSION = "interp"      # when a stage 2 is on: fused with stage 1 (MaxSim alone lost to stage 1 on every dev half)
-DEFAULT_WEIGHT = 0.1           # stage 2's weight: the least loss vs stage 1 on the worst dev half of the grid
+STAGE2_CANDIDATE = "maxsim"    # best non-LLM stage-2 scorer measured (nbs/24, results/p2_stage2_choice.json); not a default (see `[hierarchical] stage2`)
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
-# per stage-2 scorer (p2_financerag, section "The LLM as stage 2"): the LLM judge reads stage 1's best 10, each cut to
-# ~128 tokens around the query (cut 'query'), as raw text (not the pre-retrieved one: as measured), fused at weight 0.2
-# (the best-mean variant above stage 1 on every development set, 20 queries each; also above it on 10 held-out queries each, README)
-STAGE2_SETTINGS = {"llm-yesno": {"pool": 10, "weight": 0.2, "max_doc_tokens": 128, "cut": "query", "raw": True}}
-
-def default_stage2() -> str:
-    "The stage-2 scorer that `stage2='auto'` means: `DEFAULT_STAGE2` (None: stage 1 alone, by the development-half rule)."
-    return DEFAULT_STAGE2
 
 class RawTextScorer:
     "A stage-2 scorer that reads the raw query and documents (`corpus`: the raw doc id → {'title', 'text'}) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query` for the duration of one ranking."
@@ -85,22 +78,23 @@ def _llm_of(scorer):
     return getattr(scorer, "llm", None) if hasattr(getattr(scorer, "llm", None), "stats") else None
 
 class HierarchicalRetriever:
-    "P2 retrieval: pre-retrieval → stage 1 over the whole corpus keeps `stage1_keep` → stage 2 keeps `final_k` (`Retriever` protocol)."
+    "P2 retrieval: pre-retrieval → stage 1 over the whole corpus keeps `stage1_keep` → stage 2 keeps `final_k` (`Retriever` protocol); every default from `config` (`[hierarchical]`)."
     def __init__(self,
                  corpus:dict,                   # doc id -> {"title", "text"}
-                 stage1="hybrid",               # a scorer name (`make_scorer`) or a `Scorer`
-                 stage2="auto",                 # a scorer name, a `Scorer`, 'auto' (= `default_stage2()`) or None (stage 1 only)
+                 stage1=None,                   # a scorer name (`make_scorer`) or a `Scorer`; None = `config.stage1`
+                 stage2=None,                   # a scorer name, a `Scorer` or 'none' (stage 1 only); None = `config.stage2`
                  preretrieval:PreRetrievalConfig|None=DEFAULT_PRERETRIEVAL, # None = no pre-retrieval
-                 stage1_keep:int|None=None,     # None = `[hierarchical] stage1_keep`
-                 final_k:int|None=None,         # None = `[hierarchical] final_k`
-                 fusion:str|None="auto",        # 'auto' = `DEFAULT_FUSION`; None | 'rrf' | 'interp' (see `Cascade`)
-                 weight:float|None=None,        # interp: weight of stage 2; None = `DEFAULT_WEIGHT`
+                 stage1_keep:int|None=None,     # None = `config.stage1_keep`
+                 final_k:int|None=None,         # None = `config.final_k`
+                 fusion:str|None=None,          # 'none' | 'rrf' | 'interp' (see `Cascade`); None = `config.fusion`
+                 weight:float|None=None,        # interp: weight of stage 2; None = the scorer's (`config.scorer(name).weight`)
                  adaptive:float|None=None,      # call stage 2 only where stage 1's margin is below this (see `Cascade`)
-                 stage2_pool:int|None=None,     # stage 2 scores only stage 1's best this many; None = `STAGE2_SETTINGS` of the scorer, else all
-                 stage2_raw:bool|None=None,     # stage 2 reads the raw query and documents (`RawTextScorer`); None = `STAGE2_SETTINGS` of the scorer, else the pre-retrieved ones
-                 embedder=None, cache_dir=None, llm=None):
+                 stage2_pool:int|None=None,     # stage 2 scores only stage 1's best this many; None = the scorer's (`config.scorer`), else all
+                 stage2_raw:bool|None=None,     # stage 2 reads the raw query and documents (`RawTextScorer`); None = the scorer's
+                 embedder=None, cache_dir=None, llm=None,
+                 config:HierarchicalSettings|None=None): # None = `get_settings().hierarchical`; variants by `dataclasses.replace`
         if not corpus: raise InputError("the corpus is empty", field="corpus")
-        h = get_settings().hierarchical
+        h = self.settings = get_settings().hierarchical if config is None else config
         self.stage1_keep = int(h.stage1_keep if stage1_keep is None else stage1_keep)
         self.final_k = int(h.final_k if final_k is None else final_k)
         if self.stage1_keep < 1 or self.final_k < 1: raise InputError("stage1_keep and final_k must be positive", field="keep")
@@ -109,19 +103,20 @@ class HierarchicalRetriever:
         with self.timings("preretrieval.documents"):
             self.corpus = corpus if self.pre is None else self.pre.fit(corpus).documents(corpus)
         self.report = self.pre.report if self.pre else PreRetrievalReport()
-        if stage2 == "auto": stage2 = default_stage2()
+        stage1, stage2 = h.stage1 if stage1 is None else stage1, h.stage2 if stage2 is None else stage2
+        if isinstance(stage2, str) and stage2.strip().lower() == "none": stage2 = None
         with self.timings("build"):
             # per retriever (nbs/experiments/p2_financerag ablation): BM25 scores the pre-retrieved text, the bi-encoder the raw text
-            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1", llm=llm) if isinstance(stage1, str) else stage1
-            self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm) if isinstance(stage2, str) else stage2) if stage2 else None
-        own = STAGE2_SETTINGS.get(getattr(self.stage2, "name", None), {})
-        if self.stage2 is not None and self.pre is not None and (own.get("raw", False) if stage2_raw is None else stage2_raw):
+            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1", llm=llm, config=h) if isinstance(stage1, str) else stage1
+            self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm, config=h) if isinstance(stage2, str) else stage2) if stage2 else None
+        own = h.scorer(getattr(self.stage2, "name", None))
+        if self.stage2 is not None and self.pre is not None and (own.raw if stage2_raw is None else stage2_raw):
             self.stage2 = RawTextScorer(self.stage2, corpus)   # the raw corpus; self.texts holds the pre-retrieved text
-        pool = own.get("pool") if stage2_pool is None else stage2_pool
+        pool = own.pool if stage2_pool is None else stage2_pool
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k, pool)] if self.stage2 else [])
-        weight = own.get("weight", DEFAULT_WEIGHT) if weight is None else weight
-        self.cascade = Cascade(stages, fusion=DEFAULT_FUSION if fusion == "auto" else fusion, weight=weight,
-                               adaptive=adaptive, backfill=True)
+        weight = own.weight if weight is None else weight
+        fusion = h.fusion if fusion is None else fusion
+        self.cascade = Cascade(stages, fusion=None if fusion == "none" else fusion, weight=weight, adaptive=adaptive, backfill=True, config=h)
         self.texts = {i: doc_text(d) for i, d in self.corpus.items()}
         c = self.cascade
         opts = [o for o in (self.stage2 and c.fusion and (c.fusion + (f"{weight:g}" if c.fusion == "interp" else "")),
@@ -173,7 +168,20 @@ def stage_seconds(self:HierarchicalRetriever) -> dict:
     return {s: v/max(self.n_queries, 1) for s, v in t.items()}
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #5fc0e4c8
-register_method("hierarchical", HierarchicalRetriever, preretrieval=True, batch=1,
+def preretrieval_step(default:bool,   # the method's default when the switch is None
+                      own:bool=False  # the builder applies it itself (its `preretrieval` option); else the dataset is pre-processed
+                     ):
+    "P2's dataset transform `prepare(dataset, switch, options) -> (dataset, options, applied)` for `register_method`."
+    def prepare(ds, switch, options):
+        on = default if switch is None else switch
+        cfg = None if on is False else DEFAULT_PRERETRIEVAL if on is True else on
+        if own: return ds, {**options, "preretrieval": cfg}, cfg is not None
+        return (ds if cfg is None else preprocess_dataset(ds, cfg)), options, cfg is not None
+    return prepare
+
+for _name, _on in (("bm25", True), ("dense", False), ("hybrid", False)):
+    METHODS[_name] = replace(METHODS[_name], prepare=preretrieval_step(_on))
+register_method("hierarchical", HierarchicalRetriever, batch=1, prepare=preretrieval_step(True, own=True),
                 doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #b94c49d7
@@ -202,6 +210,7 @@ def answer_question(question:str,                  # the user's question
                     max_tokens:int=128) -> Answer:
     "Retrieve with the hierarchical pipeline, keep the top `k`, answer (P2: split/merge above the threshold); `InputError` on bad input."
     if not isinstance(question, str) or not question.strip(): raise InputError("empty question", field="question")
+    check_question(question)                       # before retrieving: [models] max_question_chars
     k = retriever.final_k if k is None else int(k)
     if k < 1: raise InputError(f"k must be positive, got {k}", field="k")
     limit = long_context_threshold() if threshold_tokens is None else int(threshold_tokens)

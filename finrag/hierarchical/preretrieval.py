@@ -8,7 +8,7 @@ from dataclasses import dataclass, asdict
 from ..data import BeirDataset
 from ..retrieval import doc_text
 from .normalize import PreRetrievalReport, Glossary, get_glossary, TypoCorrector, normalize_text, tables_to_json
-from ..core import default_llm
+from ..llm import default_llm
 from .expansion import corpus_idf, extract_keywords, paraphrase, hyde, summarize_long
 
 # %% auto #0

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
 from fastcore.basics import patch
-from ..core import FinragError, InputError, ModelUnavailableError, Timings, default_embedder, default_llm
-from ..config import get_settings
+from ..core import FinragError, InputError, ModelUnavailableError, Timings
+from ..models import default_embedder
+from ..config import HierarchicalSettings, get_settings
 from ..data import BeirDataset
-from ..relevance import RELEVANCE_SYSTEM, check_cut, relevance, relevance_messages
+from ..relevance import RELEVANCE_SYSTEM, check_cut, get_judge_llm, relevance_many, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
@@ -177,17 +178,19 @@ QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
 DEFAULT_INSTRUCTION = "Given a financial question, judge whether the document contains the information needed to answer it"
 
 class LLMYesNoScorer:
-    "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.relevance.relevance`), one cached LLM call per document."
+    "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.relevance.relevance_many`), one cached LLM call per document, `concurrency` at once."
     name = "llm-yesno"
     def __init__(self,
-                 llm=None,                       # a `finrag.llm.LLMClient`; None = `get_llm()`
+                 llm=None,                       # a `finrag.llm.LLMClient`; None = `finrag.relevance.get_judge_llm()` (`[models] judge_llm`)
                  instruction:str=DEFAULT_INSTRUCTION, # the <Instruct> line
                  max_doc_tokens:int=200,         # documents are cut to about this many tokens
                  top_logprobs:int=20,
-                 cut:str="head"):                # 'head' (the beginning) | 'query' (the units nearest the query): `finrag.relevance.cut_document`
-        cut = check_cut(cut)          # before `default_llm`: a bad cut fails without starting a server
-        llm = default_llm(llm)
+                 cut:str="head",                 # 'head' (the beginning) | 'query' (the units nearest the query): `finrag.relevance.cut_document`
+                 concurrency:int|None=None):     # judge calls at once (`finrag.llm.chat_many`); None = `[models] llm_slots`
+        cut = check_cut(cut)          # before the default LLM: a bad cut fails without starting a server
+        llm = llm if llm is not None else get_judge_llm()
         self.llm, self.instruction, self.max_doc_tokens, self.top_logprobs, self.cut = llm, instruction, max_doc_tokens, top_logprobs, cut
+        self.concurrency = concurrency
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
     def messages(self, query:str, doc:str) -> list:
@@ -196,8 +199,9 @@ class LLMYesNoScorer:
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
         "(len(docs),) P(yes) in [0, 1]; `counts` records how each was decided."
-        return np.array([relevance(query, d, self.llm, instruction=self.instruction, max_doc_tokens=self.max_doc_tokens, cut=self.cut,
-                                   top_logprobs=self.top_logprobs, counts=self.counts) for d in docs], dtype=np.float32)
+        return np.array(relevance_many(query, list(docs), self.llm, instruction=self.instruction, max_doc_tokens=self.max_doc_tokens,
+                                       cut=self.cut, top_logprobs=self.top_logprobs, counts=self.counts, concurrency=self.concurrency),
+                        dtype=np.float32)
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #ffdafe17
 def minmax(s:np.ndarray) -> np.ndarray:
@@ -242,8 +246,9 @@ class Cascade:
                  rrf_k:float=60,           # rrf: the RRF constant
                  adaptive:float|None=None, # run a later stage only where the previous stage's margin is below this
                  margin_at:int=2,          # `score_margin(at=)`
-                 backfill:bool=False):     # append what earlier stages kept and later ones dropped
-        h = get_settings().hierarchical
+                 backfill:bool=False,      # append what earlier stages kept and later ones dropped
+                 config:HierarchicalSettings|None=None): # the keeps (stage1_keep, final_k) of stages with keep None; None = `get_settings().hierarchical`
+        h = get_settings().hierarchical if config is None else config
         if not stages: raise InputError("a cascade needs at least one (scorer, keep) stage", field="stages")
         if fusion is not None and fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
         defaults = [h.stage1_keep] + [h.final_k]*(len(stages) - 1)

@@ -8,16 +8,18 @@ import math, warnings
 import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
-from ..core import InputError, Timings, default_embedder, default_llm
-from ..config import get_settings
+from ..core import InputError, Timings
+from ..models import default_embedder
+from ..llm import default_llm
+from ..config import LatticeSettings, check_range, get_settings
 from ..data import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
 from ..chunking import CHARS_PER_TOKEN
 from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
 
 # %% auto #0
-__all__ = ['MAX_SHARE', 'STRATEGIES', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'choose_level', 'merge_small_clusters', 'repair_partition',
-           'kmeans_split', 'n_clusters', 'build_tree', 'estimate_build']
+__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'choose_level', 'merge_small_clusters',
+           'repair_partition', 'kmeans_split', 'n_clusters', 'build_options', 'build_tree', 'estimate_build']
 
 # %% ../../nbs/33_lattice.build.ipynb #1e380c15
 def _partition_budget(n:int, M:int) -> int: return 5 * n + 80 * M + 60     # answer tokens: ≈5 per member number ('123, '), 80 per cluster
@@ -307,31 +309,45 @@ def _deviations(b:_Builder) -> list[str]:
 
 # %% ../../nbs/33_lattice.build.ipynb #e3fc4585
 STRATEGIES = ("top-down", "bottom-up", "hybrid")
+BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs", "partition_tokens", "llm_depth")
+
+def build_options(config:LatticeSettings|None=None, # None = `get_settings().lattice`
+                  **given                           # options of `build_tree` (None: not given)
+                 ) -> dict:
+    "Every option of `BUILD_OPTIONS`: the given one, else the record's; `partition_tokens` 0 → None (the whole context), `llm_depth` 0 → None (every level); `InputError` (naming the option) outside the declared range."
+    L = get_settings().lattice if config is None else config
+    o = {k: getattr(L, k) if given.get(k) is None else given[k] for k in BUILD_OPTIONS}
+    for k in ("branching", "max_leaf_docs", "partition_tokens", "llm_depth"): check_range(LatticeSettings, k, o[k], option=k)
+    return o | {"partition_tokens": o["partition_tokens"] or None, "llm_depth": o["llm_depth"] or None}
 
 def build_tree(data,                        # a `BeirDataset`, or a corpus dict {doc id: {'title','text'} or str}
-               strategy:str="top-down",     # 'top-down' (LLM partitions, the paper's v2 default) | 'bottom-up' (agglomerative) | 'hybrid'
+               strategy:str|None=None,      # 'top-down' (LLM partitions, the paper's v2 default) | 'bottom-up' (agglomerative) | 'hybrid'
                llm=None,                    # `.json(messages, schema, **kw)` client; None = `finrag.llm.get_llm()`, started only if needed
-               summarizer:str="llm",        # 'llm' | 'extractive' (a labelled deviation: no LLM summaries)
-               partitioner:str="llm",       # top-down splits: 'llm' (the paper) | 'kmeans' (a labelled deviation, no LLM)
-               branching:int=10,            # M: clusters per split / children per internal node (bottom-up)
-               max_leaf_docs:int=10,        # a node with at most this many documents gets them as leaves
+               summarizer:str|None=None,    # 'llm' | 'extractive' (a labelled deviation: no LLM summaries)
+               partitioner:str|None=None,   # top-down splits: 'llm' (the paper) | 'kmeans' (a labelled deviation, no LLM)
+               branching:int|None=None,     # M: clusters per split / children per internal node (bottom-up)
+               max_leaf_docs:int|None=None, # a node with at most this many documents gets them as leaves
                embedder=None,               # `.encode(texts) -> (n, d)`; None = `finrag.models.get_embedder()`
                embeddings=None,             # precomputed (n, d) document embeddings in corpus order (skips the embedder)
                context_tokens:int|None=None,# the LLM's context window for one prompt; None = `[models] llm_ctx`
                max_depth:int=8,             # no split below this depth (the node keeps all its documents as leaves)
                seed:int=0,                  # k-means, sampling of shown items
                progress:bool=True,          # tqdm progress bars
-               doc_summarizer:str|None=None,# document (leaf) summaries: 'llm' | 'extractive'; None = `summarizer`
-               partition_tokens:int|None=None, # prompt + answer tokens of one LLM partition call (fewer, coarser items); None = the context
-               llm_depth:int|None=None      # top-down and hybrid: the LLM partitions and summarises only nodes above this depth (root = 0); None = every level; bottom-up ignores it
+               doc_summarizer:str|None=None,# document (leaf) summaries: 'llm' | 'extractive'
+               partition_tokens:int|None=None, # prompt + answer tokens of one LLM partition call (fewer, coarser items); 0 = the whole context
+               llm_depth:int|None=None,     # top-down and hybrid: the LLM partitions and summarises only nodes above this depth (root = 0); 0 = every level; bottom-up ignores it
+               config:LatticeSettings|None=None # every option left None comes from here; None = `get_settings().lattice` (`[lattice]`)
               ) -> SemanticTree:
     "Build the LATTICE semantic tree over the corpus; `InputError` on bad options or an empty corpus, `LLMError` if the LLM server fails."
+    o = build_options(config, strategy=strategy, summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner,
+                      branching=branching, max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)
+    strategy, summarizer, doc_summarizer, partitioner = o["strategy"], o["summarizer"], o["doc_summarizer"], o["partitioner"]
+    branching, max_leaf_docs, partition_tokens, llm_depth = o["branching"], o["max_leaf_docs"], o["partition_tokens"], o["llm_depth"]
     if strategy not in STRATEGIES: raise InputError(f"strategy must be one of {STRATEGIES}, got {strategy!r}", field="strategy")
     if summarizer not in ("llm", "extractive"): raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
     if doc_summarizer not in (None, "llm", "extractive"): raise InputError(f"doc_summarizer must be 'llm' or 'extractive', got {doc_summarizer!r}", field="doc_summarizer")
     if partitioner not in ("llm", "kmeans"): raise InputError(f"partitioner must be 'llm' or 'kmeans', got {partitioner!r}", field="partitioner")
     if branching < 2 or max_leaf_docs < 1: raise InputError("branching must be ≥ 2 and max_leaf_docs ≥ 1", field="branching")
-    if llm_depth is not None and llm_depth < 1: raise InputError(f"llm_depth must be ≥ 1 (the root is depth 0), got {llm_depth}", field="llm_depth")
     corpus = data.corpus if isinstance(data, BeirDataset) else data
     if not isinstance(corpus, dict): raise InputError(f"expected a BeirDataset or a corpus dict, got {type(data).__name__}", field="data")
     b = _Builder(corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
@@ -362,15 +378,20 @@ LLM_SPEEDS = {"qwen2.5-coder-1.5b": (28.0, 10.0), "qwen2.5-coder-0.5b": (60.0, 2
 DEFAULT_SPEED = (25.0, 8.0)   # (prompt, decode) tokens/s assumed for an unknown model
 
 def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or str)
-                   strategy:str="top-down", summarizer:str="llm", partitioner:str="llm",
-                   branching:int=10, max_leaf_docs:int=10,
+                   strategy:str|None=None, summarizer:str|None=None, partitioner:str|None=None,
+                   branching:int|None=None, max_leaf_docs:int|None=None,
                    doc_summarizer:str|None=None,
                    context_tokens:int|None=None, partition_tokens:int|None=None,
-                   llm_depth:int|None=None,     # see `build_tree`
+                   llm_depth:int|None=None,     # see `build_tree` (None: the record's)
                    model:str|None=None,         # a key of `LLM_SPEEDS` (None: `DEFAULT_SPEED`)
-                   speed:tuple|None=None        # (prompt, decode) tokens/s; overrides `model`
+                   speed:tuple|None=None,       # (prompt, decode) tokens/s; overrides `model`
+                   config:LatticeSettings|None=None # see `build_tree`
                   ) -> dict:
     "Up-front estimate of `build_tree`'s LLM cost: {'calls', 'prompt_tokens', 'completion_tokens', 'seconds', 'speed'} (a model, see above)."
+    o = build_options(config, strategy=strategy, summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner,
+                      branching=branching, max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)
+    strategy, summarizer, doc_summarizer, partitioner = o["strategy"], o["summarizer"], o["doc_summarizer"], o["partitioner"]
+    branching, max_leaf_docs, partition_tokens, llm_depth = o["branching"], o["max_leaf_docs"], o["partition_tokens"], o["llm_depth"]
     n, M = len(corpus), max(2, branching)
     ctx = int(context_tokens or get_settings().models.llm_ctx)
     part_ctx = min(ctx, int(partition_tokens)) if partition_tokens else ctx

@@ -7,7 +7,9 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass
 import numpy as np
-from ..core import LLMError, default_embedder, default_llm
+from ..core import LLMError
+from ..models import default_embedder
+from ..llm import default_llm
 from ..config import get_settings
 from ..chunking import CHARS_PER_TOKEN
 from .summaries import llm_call_failure
@@ -194,14 +196,18 @@ class PointwiseScorer:
                  relevance:str="default", # a key of `RELEVANCE_DEFINITIONS` or the definition itself
                  slate_tokens:int|None=1600, # description budget of one slate (`slate_descriptions`); None = full descriptions
                  top_logprobs:int=20,
-                 normalize:bool=True):    # divide a slate's P(yes) by its largest (see above); False = raw probabilities
+                 normalize:bool=True,     # divide a slate's P(yes) by its largest (see above); False = raw probabilities
+                 concurrency:int|None=None): # a slate's calls at once (`finrag.llm.chat_many`); None = `[models] llm_slots`
         self._llm, self.top_logprobs, self.slate_tokens, self.normalize = llm, top_logprobs, slate_tokens, normalize
+        self.concurrency = concurrency
         self.relevance = RELEVANCE_DEFINITIONS.get(relevance, relevance)
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
     @property
     def llm(self):
-        self._llm = default_llm(self._llm)
+        if self._llm is None:
+            from finrag.relevance import get_judge_llm
+            self._llm = get_judge_llm()     # `[models] judge_llm` (the answer tier when empty)
         return self._llm
 
     def messages(self, query:str, desc:str, leaf:bool) -> list[dict]:
@@ -211,17 +217,16 @@ class PointwiseScorer:
         return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance), max_doc_tokens=100_000)
 
     def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
-        from finrag.llm import add_usage
-        from finrag.relevance import yes_probability
+        from finrag.llm import add_usage, chat_many
+        from finrag.relevance import first_token_top, yes_probability
         out = SlateScores([])
-        for d in descs:
-            try: r = add_usage(out, self.llm.chat(self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs))
-            except LLMError as e:
-                if llm_call_failure(e) is None: raise
+        reqs = [dict(messages=self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs) for d in descs]
+        for r in chat_many(self.llm, reqs, self.concurrency):      # the slate's calls together, in order
+            if isinstance(r, BaseException):
+                if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
                 out.calls += 1; out.scores.append(None); out.invalid += 1; continue
-            lp = r.logprobs or []
-            top = [(str(t), float(l)) for t, l in lp[0][2]] if lp and len(lp[0]) > 2 else []
-            p, how = yes_probability(top, r.text)
+            add_usage(out, r)
+            p, how = yes_probability(first_token_top(r.logprobs, self.llm), r.text)
             self.counts[how] += 1
             out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
         out.failed = bool(descs) and all(s is None for s in out.scores)

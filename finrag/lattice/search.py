@@ -4,16 +4,16 @@
 
 # %% ../../nbs/36_lattice.search.ipynb #ee95c47d
 from __future__ import annotations
-import time
+import math, time, warnings
 from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
 from ..core import InputError, Timings
-from ..config import get_settings
+from ..config import LatticeSettings, check_range, get_settings
 from .tree import SemanticTree
 from .calibration import CalibModel, sample_calibration_leaves
-from .scorers import MASKED_DESC, EmbeddingScorer, LLMScorer, PointwiseScorer, slate_descriptions
+from .scorers import MASKED_DESC, EmbeddingScorer, LLMScorer, PointwiseScorer, SlateScores, slate_descriptions
 
 # %% auto #0
 __all__ = ['PATH_FLOOR', 'SCORERS', 'DEFAULT_LLM_SCORER', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score',
@@ -78,8 +78,9 @@ class LatticeSearch:
                  calibration:bool=True,      # reference nodes + latent score model; False = calibrated score is the raw score
                  calib:CalibModel|None=None, # the model (default `CalibModel()`)
                  excluded=(),                # doc ids masked for this query
-                 seed:int=42):               # reference-leaf sampling
-        self.ix, self.query, self.scorer = index, query, scorer
+                 seed:int=42,                # reference-leaf sampling
+                 max_slate:int|None=None):   # a larger slate warns once and is scored in parts of at most this many nodes (`[lattice] max_slate`); None = no limit
+        self.ix, self.query, self.scorer, self.max_slate, self.split_slates = index, query, scorer, max_slate, 0
         self.beam_size, self.alpha, self.num_leaf_calib, self.calibration = beam, alpha, num_leaf_calib, calibration
         self.calib = calib or CalibModel()
         self.masked = index.mask(excluded)
@@ -122,6 +123,20 @@ class LatticeSearch:
                 r = self.best_at_depth(self.ix.depth[b]); refs = [] if r is None else [r]
         return kids + [r for r in refs if r not in kids], leafy
 
+    def score_slate(self, items:list, leafy:bool) -> SlateScores:
+        "The scorer's `SlateScores` of `items`; above `max_slate` nodes it warns (once per search) and scores parts of at most `max_slate`, joined in order."
+        descs, m = self.describe(items), self.max_slate
+        if m is None or len(items) <= m: return self.scorer(self.query, descs, leafy)
+        if not self.split_slates:
+            warnings.warn(f"a slate of {len(items)} nodes is larger than [lattice] max_slate = {m}: scored in {math.ceil(len(items)/m)} parts "
+                          f"(one LLM call per part, or per item for the pointwise scorer)", stacklevel=2)
+        self.split_slates += 1
+        parts = [self.scorer(self.query, descs[i:i + m], leafy) for i in range(0, len(items), m)]
+        add = lambda k: sum(getattr(p, k) for p in parts)
+        return SlateScores([s for p in parts for s in (p.scores if not p.failed else [None]*len(p.scores))], failed=all(p.failed for p in parts),
+                           recovered=any(p.recovered for p in parts), invalid=add("invalid"), calls=add("calls"), cache_hits=add("cache_hits"),
+                           prompt_tokens=add("prompt_tokens"), completion_tokens=add("completion_tokens"))
+
 # %% ../../nbs/36_lattice.search.ipynb #5fdc67d5
 @patch
 def step(self:LatticeSearch) -> bool:
@@ -135,7 +150,7 @@ def step(self:LatticeSearch) -> bool:
     for b in self.beam:
         if not self.ix.children[b]: self.expanded[b] = True; continue      # a tree that is a single leaf
         items, leafy = self.slate(b, leaf_refs)
-        with self.t("score"): res = self.scorer(self.query, self.describe(items), leafy)
+        with self.t("score"): res = self.score_slate(items, leafy)
         for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"): self.counts[k] += getattr(res, k)
         self.counts["recovered_slates"] += res.recovered; self.counts["invalid_entries"] += res.invalid
         self.slates.append({"node": b, "items": items, "scores": list(res.scores), "failed": res.failed})
@@ -199,8 +214,8 @@ class LatticeRetriever:
                  llm=None,                      # LLM client for the LLM scorers; None = `finrag.llm.get_llm()`
                  scorer="llm",                  # 'pointwise' | 'listwise' (the paper's) | 'llm' (= DEFAULT_LLM_SCORER) | 'embedding' (a deviation) | a (query, descs, leaf) -> SlateScores callable
                  *,
-                 beam:int|None=None, iterations:int|None=None, alpha:float|None=None,  # None = settings.ini [lattice]
-                 num_leaf_calib:int|None=None, pl_tau:float|None=None,
+                 beam:int|None=None, iterations:int|None=None, alpha:float|None=None,  # None = `config` ([lattice] beam, iterations, path_alpha)
+                 num_leaf_calib:int|None=None, pl_tau:float|None=None, max_slate:int|None=None,  # None = `config`
                  lambda_mse:float=1.0,          # latent model's MSE weight (1.0 = the released code)
                  calibration:bool=True,         # False: the "no score calibration" ablation
                  path_relevance:bool=True,      # False: α = 1, the "no path relevance" ablation
@@ -208,14 +223,18 @@ class LatticeRetriever:
                  reasoning:bool=True,           # listwise scorer: ask for reasoning first
                  embedder=None,                 # for scorer='embedding'
                  token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = QUERY_TOKEN_BUDGET of the scorer (else no limit), 0 = no limit
-                 seed:int=42, progress:bool=True, **scorer_kw):
-        lat = get_settings().lattice
+                 seed:int=42, progress:bool=True,
+                 config:LatticeSettings|None=None, # None = `get_settings().lattice`; variants by `dataclasses.replace`
+                 **scorer_kw):
+        lat = self.settings = get_settings().lattice if config is None else config
+        given = dict(beam=beam, iterations=iterations, path_alpha=alpha, num_leaf_calib=num_leaf_calib, pl_tau=pl_tau, max_slate=max_slate)
+        v = {k: check_range(LatticeSettings, k, getattr(lat, k) if x is None else x, option=None if x is None else k) for k, x in given.items()}
         self.tree = tree if isinstance(tree, SemanticTree) else SemanticTree.load(tree)
         self.index = TreeIndex.build(self.tree)
-        self.beam, self.iterations = int(beam or lat.beam), int(iterations if iterations is not None else lat.iterations)
-        self.alpha = 1.0 if not path_relevance else float(lat.path_alpha if alpha is None else alpha)
-        self.num_leaf_calib = int(lat.num_leaf_calib if num_leaf_calib is None else num_leaf_calib)
-        self.pl_tau, self.lambda_mse = float(lat.pl_tau if pl_tau is None else pl_tau), lambda_mse
+        self.beam, self.iterations, self.max_slate = int(v["beam"]), int(v["iterations"]), int(v["max_slate"])
+        self.alpha = 1.0 if not path_relevance else float(v["path_alpha"])
+        self.num_leaf_calib = int(v["num_leaf_calib"])
+        self.pl_tau, self.lambda_mse = float(v["pl_tau"]), lambda_mse
         self.calibration, self.seed, self.progress = calibration, seed, progress
         scorer = DEFAULT_LLM_SCORER if scorer == "llm" else scorer
         if scorer == "listwise": self.scorer = LLMScorer(llm, relevance, reasoning, **scorer_kw)
@@ -245,7 +264,7 @@ class LatticeRetriever:
         "The finished `LatticeSearch` of one query (to inspect its trace, slates and scores)."
         calib = CalibModel(tau=self.pl_tau, lambda_mse=self.lambda_mse)
         return LatticeSearch(self.index, query, self.scorer, self.beam, self.alpha, self.num_leaf_calib, self.calibration, calib,
-                             excluded, self.seed).run(self.iterations, self.token_budget)
+                             excluded, self.seed, self.max_slate).run(self.iterations, self.token_budget)
 
     def search(self, queries:dict, k:int|None=10, excluded:dict|None=None, keep:bool=False) -> dict:
         "{qid: {doc id: score}} of the top `k` scored leaves per query; `excluded[qid]` doc ids are masked; `keep` keeps each `LatticeSearch` in `.searches`."
@@ -323,7 +342,7 @@ def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"t
     return r
 
 from ..retrieval import register_method
-register_method("lattice", lattice_retriever, preretrieval=None, batch=1, doc="LATTICE search over a tree (--tree)")
+register_method("lattice", lattice_retriever, batch=1, doc="LATTICE search over a tree (--tree)")
 
 # %% ../../nbs/36_lattice.search.ipynb #4ca20e85
 def lattice_plus_retriever(corpus:dict, tree=None, scorer="llm",
@@ -336,4 +355,4 @@ def lattice_plus_retriever(corpus:dict, tree=None, scorer="llm",
     f.notes = lat.notes
     return f
 
-register_method("lattice++", lattice_plus_retriever, preretrieval=None, batch=1, doc="LATTICE++: RRF of LATTICE with BM25 and dense (--tree)")
+register_method("lattice++", lattice_plus_retriever, batch=1, doc="LATTICE++: RRF of LATTICE with BM25 and dense (--tree)")

@@ -1,0 +1,115 @@
+"""The settings records (issue 23) and their ranges (issue 24): settings.ini's defaults are the choices the experiments
+recorded in results/*.json, the CLI and the library build the same LATTICE tree from the same record, and the CLI's
+options go through the ranges of the settings (one line, exit 2)."""
+import json
+from dataclasses import replace
+from pathlib import Path
+import pytest
+from cli_helpers import run_cli
+from finrag.config import get_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "results"
+
+
+def results(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+def test_p2_defaults_are_the_recorded_choices():
+    h, r = get_settings().hierarchical, results("p2_financerag.json")
+    assert h.stage1 == r["params"]["stage1"] == "hybrid"
+    assert (h.stage1_keep, h.final_k) == (r["params"]["stage1_keep"], r["params"]["final_k"])
+    assert r["choice"]["stage2_default"] is None and h.stage2 == "none"           # stage 1 alone
+    assert h.fusion == r["choice"]["fusion"].split(":")[0] == "interp"
+    j = r["llm_stage2_choice"]                                                    # the LLM judge's own settings
+    kind, w = j["variant"].split()
+    assert (h.llm_cut, "interp", h.llm_weight) == (j["cut"], kind, float(w))
+    assert h.scorer("llm").weight == h.llm_weight and h.scorer("llm-yesno").cut == j["cut"]
+
+
+@pytest.mark.xfail(strict=True, reason="results/p2_financerag.json choice.fusion records interp:0.2; the code has used "
+                   "weight 0.1 (kept: behaviour stays) — the lead decides which one is the default")
+def test_p2_fusion_weight_is_the_recorded_choice():
+    h, r = get_settings().hierarchical, results("p2_financerag.json")
+    assert h.weight == float(r["choice"]["fusion"].split(":")[1])
+
+
+def test_p3_build_defaults_are_the_recorded_tree():
+    lat, tree = get_settings().lattice, results("p3_lattice.json")["trees"]["scifact main"]
+    assert (lat.strategy, lat.summarizer, lat.doc_summarizer, lat.partitioner) == \
+        (tree["strategy"], tree["summarizer"], tree["doc_summarizer"], tree["partitioner"])
+    assert tree["branching"]["max"] <= lat.branching
+
+
+def _tree_dict(path) -> dict:
+    from finrag.lattice.tree import SemanticTree
+    t = SemanticTree.load(path)
+    stats = {k: v for k, v in t.stats.items() if k != "seconds"}
+    return {"root": t.root.to_dict(), "stats": stats}
+
+
+def test_cli_and_library_build_the_same_tree(capsys, tmp_path):
+    "`finrag lattice build` and `build_tree` take every default from the same [lattice] record (LLM-free options on both sides)."
+    from finrag.data import beir_corpus
+    from finrag.lattice.build import build_tree
+    beir = ROOT / "data" / "sample" / "beir_sample"
+    code, out, err = run_cli(capsys, "lattice", "build", "--data", beir, "--out", tmp_path / "cli.json",
+                             "--summarizer", "extractive", "--partitioner", "kmeans", "--no-progress")
+    assert code == 0, err
+    lib = build_tree(beir_corpus(beir, "test", None).corpus, summarizer="extractive", partitioner="kmeans", progress=False)
+    lib.save(tmp_path / "lib.json")
+    a, b = _tree_dict(tmp_path / "cli.json"), _tree_dict(tmp_path / "lib.json")
+    assert a["stats"]["n_docs"] == 40 and a["stats"]["doc_summarizer"] == get_settings().lattice.doc_summarizer
+    assert a == b
+    # a variant of the record changes the tree (the comparison above can fail)
+    other = build_tree(beir_corpus(beir, "test", None).corpus, summarizer="extractive", partitioner="kmeans", progress=False,
+                       config=replace(get_settings().lattice, branching=3, max_leaf_docs=3))
+    assert other.root.to_dict() != lib.root.to_dict()
+
+
+@pytest.mark.parametrize("tau", ["2.5", "nan", "-1", "inf"])
+def test_ask_tau_out_of_range(capsys, tmp_path, tau):
+    code, out, err = run_cli(capsys, "ask", "Who supplies Apple?", "--store", tmp_path / "none", "--tau", tau, "--no-llm")
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"--tau {float(tau)!r} must be in [0, 1]" in err, err
+
+
+def test_lattice_build_max_leaf_docs_zero(capsys, tmp_path):
+    beir = ROOT / "data" / "sample" / "beir_sample"
+    code, out, err = run_cli(capsys, "lattice", "build", "--data", beir, "--out", tmp_path / "t.json", "--max-leaf-docs", "0",
+                             "--summarizer", "extractive", "--partitioner", "kmeans", "--no-progress")
+    assert code == 2 and "ZeroDivisionError" not in err and "--max-leaf-docs 0 must be >= 1 document" in err, err
+    from finrag.core import InputError
+    from finrag.lattice.build import estimate_build
+    with pytest.raises(InputError, match="max_leaf_docs 0 must be >= 1"):
+        estimate_build({"a": "x"}, max_leaf_docs=0)                     # was ZeroDivisionError
+
+
+@pytest.mark.parametrize("key,old,new,message", [
+    ("beam", "beam = 2\n", "beam = 0\n", "[lattice] beam = 0 must be >= 1 node"),
+    ("path_alpha", "path_alpha = 0.5", "path_alpha = nan", "[lattice] path_alpha = nan must be in [0, 1]"),
+    ("budget_chunks", "budget_chunks = 5", "budget_chunks = 0", "[graphrag] budget_chunks = 0 must be >= 1 chunk"),
+    ("llm_timeout", "llm_timeout = 240", "llm_timeout = nan", "[models] llm_timeout = nan must be > 0 seconds"),
+    ("llm_timeout", "llm_timeout = 240", "llm_timeout = inf", "[models] llm_timeout = inf must be > 0 seconds")])
+def test_settings_out_of_range_cli(capsys, tmp_path, monkeypatch, key, old, new, message):
+    "A bad settings value stops any command with one line naming the file, the section and the key."
+    src = (ROOT / "settings.ini").read_text(encoding="utf-8")
+    assert old in src
+    p = tmp_path / "settings.ini"; p.write_text(src.replace(old, new), encoding="utf-8")
+    monkeypatch.setenv("FINRAG_SETTINGS", str(p))
+    code, out, err = run_cli(capsys, "ask", "q?", "--store", tmp_path / "none", "--no-llm")
+    assert code == 2 and str(p) in err and message in err and "Traceback" not in err, err
+
+
+def test_settings_percent_and_binary(capsys, tmp_path, monkeypatch):
+    from finrag.config import load_settings
+    from finrag.core import InputError
+    src = (ROOT / "settings.ini").read_text(encoding="utf-8")
+    p = tmp_path / "pct.ini"; p.write_text(src.replace("cache_dir = .cache/finrag", "cache_dir = .cache/50%off"), encoding="utf-8")
+    assert load_settings(p).models.cache_dir == ".cache/50%off"               # was InterpolationSyntaxError
+    b = tmp_path / "bin.ini"; b.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(InputError, match="not a UTF-8 text file"): load_settings(b)   # was UnicodeDecodeError
+    monkeypatch.setenv("FINRAG_SETTINGS", str(b))
+    code, out, err = run_cli(capsys, "ask", "q?", "--store", tmp_path / "none", "--no-llm")
+    assert code == 2 and str(b) in err and "not a UTF-8 text file" in err and "Traceback" not in err, err
