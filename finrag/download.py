@@ -131,7 +131,7 @@ register_source("financial-phrasebank", [
 register_source("finer-ord", [
     (*_gh(*_FO, "data/train/train.csv", "finer_ord/data/train/train.csv"), "12d81f719a58b0f78866a4ce6640195b6d9eb4d82f33194fa368ae1e7b599ac9", 1079221),
     (*_gh(*_FO, "data/train/val.csv", "finer_ord/data/train/val.csv"), "9cad96d9719569db9f7de843f23461bd37884e283ec3a07e211319d3a275ee97", 134847)],
-    "CC BY-NC 4.0", "github.com/gtfintechlab/FiNER-ORD @3c41d89", "checking NER (lesson 03b)")
+    "CC BY-NC 4.0", "github.com/gtfintechlab/FiNER-ORD @3c41d89", "checking NER (lesson 03b)");   # `;`: the registered source is not displayed
 
 # %% ../nbs/02c_download.ipynb #97a78b90
 def source_for(name:str) -> DataSource:
