@@ -70,7 +70,8 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
                   anchors:list[str],    # the question's entities (tickers)
                   max_chunks:int, max_tokens:int,
                   diversity:float=0.0,  # > 0: entity-diverse fill (relational questions): score × (1 + diversity × new tickers)
-                  floor:float=0.9       # ... among chunks scoring ≥ floor × the pool's best score
+                  floor:float=0.9,      # ... among chunks scoring ≥ floor × the pool's best score
+                  reserve:int=0         # slots kept for network evidence about connected companies the seeds do not name
                  ) -> list:
     """The context within (`max_chunks`, `max_tokens`) from one ranked `pool` (score, then chunk id).
 
@@ -78,7 +79,9 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
        its best chunk; 2. by score, one chunk per article (`doc_id`); 3. by score, any. Seeds first, then network
        evidence, each by score. With `diversity` > 0, between 1 and 2 the budget is filled greedily by
        score × (1 + `diversity` × tickers not yet in the context) × (½ for an article already in it), among chunks
-       within `floor` of the best score: the companies a relational question does not name (issue 27)."""
+       within `floor` of the best score: the companies a relational question does not name (issue 27). With
+       `reserve` = r > 0, right after 1 up to r network chunks join, best score (cosine × edge intensity) first, one per
+       neighbour, each about a neighbour that neither the chosen chunks nor the top seeds (`max_chunks` of them) name."""
     ranked = sorted(pool, key=lambda c: (-c.score, c.chunk_id))
     chosen, ids, docs, used = [], set(), set(), [0]
     def fits(c): return len(chosen) < max_chunks and used[0] + chunk_tokens(c.text) <= max_tokens
@@ -88,6 +91,12 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
         if any(need <= set(c.tickers) for c in chosen): continue
         c = next((c for c in ranked if c.chunk_id not in ids and need <= set(c.tickers) and fits(c)), None)
         if c is not None: take(c)
+    named = {t for c in chosen + [c for c in ranked if c.role == "seed"][:max_chunks] for t in c.tickers}
+    for c in ranked:
+        if reserve <= 0: break
+        nb = (c.via or {}).get("neighbour")
+        if c.role == "network" and nb not in named and c.chunk_id not in ids and fits(c):
+            take(c); named.add(nb); reserve -= 1
     top = max((c.score for c in ranked), default=0.0)
     while diversity > 0:
         have = {t for c in chosen for t in c.tickers}
@@ -132,7 +141,8 @@ class GraphRAG:
                  budget_chunks:int|None=None, budget_tokens:int|None=None, ner=None,
                  diversity:float=0.0,          # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off
                  floor:float=0.9,              # ... among chunks within this share of the best score
-                 open_pool:int=20):            # ... over this many vector candidates instead of k
+                 open_pool:int=20,             # ... over this many vector candidates instead of k
+                 network_reserve:int=0):       # budget mode, open questions: slots kept for connected companies' evidence
         S = get_settings().graphrag
         self.store = store if isinstance(store, NewsStore) else NewsStore(store)
         self.k = k or S.k
@@ -144,6 +154,7 @@ class GraphRAG:
         self.budget_chunks, self.budget_tokens = budget_chunks or S.budget_chunks, budget_tokens or S.budget_tokens
         self._embedder, self._llm, self._ner = embedder, llm, ner
         self.diversity, self.floor, self.open_pool = float(diversity), float(floor), int(open_pool)
+        self.network_reserve = int(network_reserve)
         self._row = self.store.ids
         if not self.store.rows: raise FinragError(f"{self.store.path}: the store holds no chunks; ingest news first")
         self.store.index; self.embedder       # load the index and the encoder now, not inside the first query's timing
@@ -234,8 +245,10 @@ class GraphRAG:
         `neighbor_top` chunks with cosine > `neighbor_min_sim` (P1's rule), scored cosine × edge intensity. Filled by
         `budget_select`: the evidence of the anchors' relation and each anchor first, then by score, one chunk per
         article before a second one. With `diversity` > 0 an open question (`is_open_question`) draws on the top
-        `open_pool` vector candidates and `budget_select` fills entity-diversely (issue 27)."""
-        div = self.diversity if self.diversity > 0 and is_open_question(question) else 0.0
+        `open_pool` vector candidates and `budget_select` fills entity-diversely; with `network_reserve` > 0 it keeps that
+        many slots for the evidence of connected companies the seeds do not name (issue 27)."""
+        open_q = is_open_question(question)
+        div, reserve = (self.diversity, self.network_reserve) if open_q else (0.0, 0)
         with t("vector_search"):
             D, I = self.store.index.search(q[None, :], min(max(self.k, self.open_pool if div else 0), len(self.store.rows)))
         cands = [int(i) for i in I[0] if i >= 0]
@@ -263,7 +276,7 @@ class GraphRAG:
                     pool[j] = self._item(j, sims[j] * e["intensity"], "network",
                                          {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]})
             res.contexts = budget_select(list(pool.values()), anchors, self.budget_chunks, self.budget_tokens,
-                                         diversity=div, floor=self.floor)
+                                         diversity=div, floor=self.floor, reserve=reserve)
         used = {c.via["neighbour"] for c in res.contexts if c.via}
         res.neighbours = [n for n in nbrs if n["neighbour"] in used]
 
