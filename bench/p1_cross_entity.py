@@ -4,7 +4,8 @@ development sets — the template questions (`finrag eval questions`, seed 0) an
 
     python bench/p1_cross_entity.py [--store stores/fnspid] [--template q.jsonl] [--out results/p1_cross_entity.json]
 
-The design parameters of the entity-diverse fill (`GraphRAG(diversity=, floor=)`, `budget_select`) are chosen on one
+The design parameters — the entity-diverse fill (`GraphRAG(diversity=, floor=)`) and the slots reserved for connected
+companies' evidence (`GraphRAG(network_reserve=)`), both for open questions only (`budget_select`) — are chosen on one
 half of each set (question ids, seeded) and reported on the other half, per stratum and per τ in `[graphrag] tau_grid`;
 every evaluation goes through `finrag.graphrag.eval.evaluate_graphrag` (the one evaluation loop). Means with
 percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the paired differences.
@@ -22,7 +23,8 @@ from finrag import stats as S
 
 METRICS = ("context_entity_recall", "support_recall")
 MODES = ("vector", "graph", "vector@graph")
-GRID = [dict(diversity=d, floor=f) for d in (0.5, 1.0, 2.0) for f in (0.8, 0.85, 0.9, 0.95)]
+GRID = [dict(diversity=d, floor=f, network_reserve=r) for r in (0, 1, 2) for d in (0.0, 0.5, 1.0)
+        for f in ((0.9,) if d == 0 else (0.85, 0.9, 0.95)) if d or r]
 TARGET = dict(context_entity_recall=0.05, support_recall=0.10)     # the issue's bar: graph ≥ vector + this, p < 0.05
 
 
@@ -51,6 +53,16 @@ def compare(rows, stratum, metric, a="graph", b="vector@graph"):
     return dict(n=int(len(x)), mean_graph=float(x.mean()), ci_graph=S.bootstrap_ci(x), mean_vector=float(y.mean()),
                 ci_vector=S.bootstrap_ci(y), diff=float((x - y).mean()), ci_diff=diff_ci(x - y), p=w["p"],
                 note=w["note"], meets_target=bool((x - y).mean() >= TARGET[metric] and w["p"] < 0.05))
+
+
+def nest(results) -> dict:
+    "results as {set: {half: {config: {tau: {stratum: {metric: {baseline: record}}}}}}} (the README quotes these)."
+    out = {}
+    for r in results:
+        d = out
+        for k in ("set", "half", "config", "tau", "stratum", "metric"): d = d.setdefault(str(r[k]), {})
+        d[r["baseline"]] = {k: v for k, v in r.items() if k not in ("set", "half", "config", "tau", "stratum", "metric", "baseline")}
+    return out
 
 
 def run(st, qs, tau, opts):
@@ -89,14 +101,14 @@ def main():
         for k, (ch, _) in split.items():
             rows = run(st, ch, G.tau, opts)
             score += [compare(rows, "relational", m)["diff"] for m in METRICS]
-        choice.append(dict(**opts, score=float(np.mean(score) * 2), deltas=score))
+        choice.append(dict(**opts, score=float(np.mean(score) * 2), deltas=dict(zip(("template_er", "template_sr", "hand_er", "hand_sr"), score))))
         print(f"choose {opts}: {np.round(score, 3).tolist()}", flush=True)
-    best = max(choice, key=lambda c: (c["score"], -c["diversity"]))
-    chosen = dict(diversity=best["diversity"], floor=best["floor"])
+    best = max(choice, key=lambda c: (c["score"], -c["diversity"], -c["network_reserve"]))
+    chosen = {k: best[k] for k in ("diversity", "floor", "network_reserve")}
     print("chosen", chosen, flush=True)
     # 2. report on the other halves (and on all questions), default vs chosen, per τ
     results, network = [], []
-    configs = {"default": {}, "diverse": chosen}
+    configs = {"default": {}, "chosen": chosen, "reserve1": dict(network_reserve=1)}
     for tau in [G.tau] + [t for t in G.tau_grid if t != G.tau]:
         for k, (_, rep) in split.items():
             for name, opts in configs.items():
@@ -105,14 +117,14 @@ def main():
                     results += out; network.append(dict(set=k, half=half, config=name, tau=tau, network_chunks=net))
         print(f"tau {tau} done", flush=True)
     st.close()
-    done = {k: all(r["meets_target"] for r in results if r["set"] == k and r["half"] == "report" and r["config"] == "diverse"
+    done = {k: all(r["meets_target"] for r in results if r["set"] == k and r["half"] == "report" and r["config"] == "chosen"
                    and r["tau"] == G.tau and r["stratum"] == "relational" and r["baseline"] == "vector@graph") for k in sets}
     res = dict(issue=27, store=str(a.store), n={k: len(v) for k, v in sets.items()},
                n_relational={k: sum(q.type == "relational" for q in v) for k, v in sets.items()},
                halves={k: dict(choose=len(c), report=len(r)) for k, (c, r) in split.items()}, split_seed=0,
                budget=dict(chunks=G.budget_chunks, tokens=G.budget_tokens), target=TARGET, grid=choice, chosen=chosen,
                criterion="max over the choosing halves of mean(relational Δ entity recall, Δ support recall) vs vector@graph at τ = [graphrag] tau",
-               results=results, network_chunks=network, target_met_on_report_half=done,
+               results=nest(results), network_chunks=network, target_met_on_report_half=done,
                diff_ci="paired_bootstrap_ci" if hasattr(S, "paired_bootstrap_ci") else "bootstrap_ci of the paired differences",
                seconds=round(time.perf_counter() - t0, 1))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
