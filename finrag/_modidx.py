@@ -417,6 +417,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'finrag.graphrag.rag.chunk_tokens': ('graphrag.rag.html#chunk_tokens', 'finrag/graphrag/rag.py'),
                                      'finrag.graphrag.rag.fill_budget': ('graphrag.rag.html#fill_budget', 'finrag/graphrag/rag.py'),
                                      'finrag.graphrag.rag.fit_context': ('graphrag.rag.html#fit_context', 'finrag/graphrag/rag.py'),
+                                     'finrag.graphrag.rag.is_open_question': ( 'graphrag.rag.html#is_open_question',
+                                                                               'finrag/graphrag/rag.py'),
                                      'finrag.graphrag.rag.prompt_tokens_estimate': ( 'graphrag.rag.html#prompt_tokens_estimate',
                                                                                      'finrag/graphrag/rag.py'),
                                      'finrag.graphrag.rag.route_question': ('graphrag.rag.html#route_question', 'finrag/graphrag/rag.py')},

@@ -14,8 +14,9 @@ from .report import (enrichment_table, format_comparison, format_contexts, forma
                            answer_report, build_estimate, build_summary, printable)
 
 # %% auto #0
-__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'lattice_app', 'data_app', 'main', 'enrich', 'ingest',
-           'store_check', 'ask', 'demo', 'reproduce', 'answer', 'lattice_build', 'data_beir', 'data_list', 'data_get']
+__all__ = ['app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NETWORK_RESERVE', 'DEMO_NOTE', 'lattice_app', 'data_app', 'main', 'enrich',
+           'ingest', 'store_check', 'ask', 'demo', 'reproduce', 'answer', 'lattice_build', 'data_beir', 'data_list',
+           'data_get']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 # typer >= 0.2x prints a stray `<bool>` type beside every flag in --help; a flag takes no value, so show none
@@ -143,20 +144,26 @@ DEMO_QUESTIONS = [
     "Which companies are exposed to weak iPhone demand in China, and how?",
     "How is Intel's foundry business affected by TSMC?",
 ]
+DEMO_NETWORK_RESERVE = 1   # the demo keeps one slot for a connected company's evidence (`GraphRAG(network_reserve=)`, issue 27)
 DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invented events about real companies, written to "
              "exercise the pipeline. Nothing in it, nor in the answers below, is real financial news.")
 
 @app.command()
 def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/demo-store)."),
-         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
+         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
+         tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau): try 0.0 vs 0.7.")):
     "Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG on three relational questions (answers stream)."
     from finrag.graphrag.ingest import ingest as _ingest
     from finrag.graphrag.rag import GraphRAG
+    from finrag.config import GraphRAGSettings, check_range
+    if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     typer.echo(DEMO_NOTE)
     store = store or get_settings().cache_dir/"demo-store"
     rep = _ingest(sample_news_path(), store)
     typer.echo(f"store {store}: {rep.summary()}")
-    rag, t0, models = GraphRAG(store), time.perf_counter(), set()
+    rag, t0, models = GraphRAG(store, tau=tau, network_reserve=DEMO_NETWORK_RESERVE), time.perf_counter(), set()
+    typer.echo(f"graph mode: the budget ({rag.budget_chunks} chunks) keeps {DEMO_NETWORK_RESERVE} slot for evidence about a company "
+               f"connected by an INFLUENCES edge above τ = {rag.tau} that the vector top-{rag.k} does not name")
     try:
         for q in DEMO_QUESTIONS:
             v, g = rag.retrieve(q, "vector"), rag.retrieve(q, "graph")

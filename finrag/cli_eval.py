@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import typer
-from .core import FinragError
+from .core import FinragError, InputError
 from .report import printable, retrieval_report
 
 # %% auto #0
@@ -38,6 +38,9 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   ragas:str=typer.Option("offline", help="none | offline (non-LLM RAGAS) | all (+ LLM-judged; slow on a small local model)."),
                   ragas_n:int=typer.Option(None, "--ragas-n", help="Questions judged by the LLM-judged RAGAS metrics (default: all)."),
                   strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
+                  diversity:float=typer.Option(0.0, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; issue 27, bench/p1_cross_entity.py)."),
+                  floor:float=typer.Option(0.9, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1]."),
+                  network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
                   json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
     from finrag.graphrag.questions import load_questions
@@ -48,7 +51,11 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
     if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
-    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n)
+    if diversity < 0: raise InputError(f"--diversity {diversity!r} must be >= 0", field="--diversity")
+    if not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
+    if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
+    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,
+                          graph_options=dict(diversity=diversity, floor=floor, network_reserve=network_reserve))
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0

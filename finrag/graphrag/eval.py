@@ -149,7 +149,9 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       n_bootstrap:int=2000, seed:int=0,
                       max_tokens:int=200,          # answer budget in tokens
                       checkpoint=None,             # JSONL of finished rows: a re-run skips them (resume after interruption)
-                      progress:bool=False) -> dict:
+                      progress:bool=False,
+                      graph_options:dict|None=None # more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
+                     ) -> dict:
     "Per-question rows, summaries with bootstrap CIs, paired Wilcoxon tests (`PAIRS`), router accuracy, latency and failure counts."
     from finrag.graphrag.rag import GraphRAG, answer
     from finrag.graphrag.ingest import NewsStore
@@ -159,7 +161,7 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS}", field="modes")
     st = store if isinstance(store, NewsStore) else NewsStore(store)
     try:
-        rag = GraphRAG(st, tau=tau)
+        rag = GraphRAG(st, tau=tau, **(graph_options or {}))
         paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if "paper" in " ".join(modes) else None
         return _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
                          ragas_timeout, tuple(modes), tuple(m for m in llm_modes if m in modes), n_bootstrap, seed, max_tokens,

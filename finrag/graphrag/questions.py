@@ -13,11 +13,13 @@ from ..core import FinragError, InputError, LLMError, LoadReport, stable_id
 from ..config import get_settings
 
 # %% auto #0
-__all__ = ['QUESTION_TYPES', 'DIRECT_TEMPLATES', 'RELATIONAL_TEMPLATES', 'LLM_QUESTION_SCHEMA', 'Question', 'load_questions',
-           'write_questions', 'short_name', 'extractive_reference', 'QuestionSet', 'llm_rewrite', 'generate_questions']
+__all__ = ['QUESTION_TYPES', 'ORIGINS', 'DIRECT_TEMPLATES', 'RELATIONAL_TEMPLATES', 'LLM_QUESTION_SCHEMA', 'Question',
+           'load_questions', 'write_questions', 'short_name', 'extractive_reference', 'QuestionSet', 'llm_rewrite',
+           'generate_questions']
 
 # %% ../../nbs/16_graphrag.questions.ipynb #3f78f2f7
 QUESTION_TYPES = ("direct", "relational")
+ORIGINS = ("template", "llm", "hand")   # who wrote a question: the template generator, the LLM, a person
 
 @dataclass
 class Question:
@@ -28,7 +30,7 @@ class Question:
     entities: list = field(default_factory=list)     # expected tickers, e.g. ['AAPL', 'MSFT']
     reference_answer: str|None = None                # ground-truth answer text; None = reference metrics skipped
     support_ids: list = field(default_factory=list)  # news item (document) ids the reference rests on
-    origin: str = "template"                         # 'template' | 'llm': who wrote question and reference
+    origin: str = "template"                         # 'template' | 'llm' | 'hand': who wrote question and reference
 
     def to_dict(self) -> dict: return asdict(self)
 
@@ -54,7 +56,7 @@ def _check_question(d, path, row:int, seen:dict) -> Question:
     if not isinstance(sup, list) or not all(isinstance(s, (str, int)) and not isinstance(s, bool) for s in sup):
         raise InputError("must be a list of news item ids", path, row, "support_ids")
     origin = d.get("origin", "template")
-    if origin not in ("template", "llm"): raise InputError(f"{origin!r} is not 'template' or 'llm'", path, row, "origin")
+    if origin not in ORIGINS: raise InputError(f"{origin!r} is not one of {ORIGINS}", path, row, "origin")
     return Question(qid, d["type"], d["question"].strip(), list(dict.fromkeys(e.strip().upper() for e in ents)),
                     ref.strip() if isinstance(ref, str) and ref.strip() else None, [str(s) for s in sup], origin)
 

@@ -15,9 +15,10 @@ from ..chunking import CHARS_PER_TOKEN
 from .ingest import NewsStore
 
 # %% auto #0
-__all__ = ['RELATIONAL_CUES', 'MODES', 'GRAPH_MODES', 'NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS', 'ContextItem',
-           'RAGResult', 'chunk_tokens', 'fill_budget', 'budget_of', 'budget_select', 'route_question', 'GraphRAG',
-           'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'ask']
+__all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS',
+           'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget', 'budget_of', 'budget_select', 'is_open_question',
+           'route_question', 'GraphRAG', 'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations',
+           'answer', 'ask']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #bc6f14a8
 @dataclass
@@ -67,12 +68,20 @@ def budget_of(res:RAGResult) -> tuple[int, int]:
 
 def budget_select(pool:list,            # `ContextItem`s: seeds and network evidence, `score` comparable across roles
                   anchors:list[str],    # the question's entities (tickers)
-                  max_chunks:int, max_tokens:int) -> list:
+                  max_chunks:int, max_tokens:int,
+                  diversity:float=0.0,  # > 0: entity-diverse fill (relational questions): score × (1 + diversity × new tickers)
+                  floor:float=0.9,      # ... among chunks scoring ≥ floor × the pool's best score
+                  reserve:int=0         # slots kept for network evidence about connected companies the seeds do not name
+                 ) -> list:
     """The context within (`max_chunks`, `max_tokens`) from one ranked `pool` (score, then chunk id).
 
     1. coverage: the best chunk naming all `anchors` (their relation's evidence), then for each anchor not yet named
        its best chunk; 2. by score, one chunk per article (`doc_id`); 3. by score, any. Seeds first, then network
-       evidence, each by score."""
+       evidence, each by score. With `diversity` > 0, between 1 and 2 the budget is filled greedily by
+       score × (1 + `diversity` × tickers not yet in the context) × (½ for an article already in it), among chunks
+       within `floor` of the best score: the companies a relational question does not name (issue 27). With
+       `reserve` = r > 0, right after 1 up to r network chunks join, best score (cosine × edge intensity) first, one per
+       neighbour, each about a neighbour that neither the chosen chunks nor the top seeds (`max_chunks` of them) name."""
     ranked = sorted(pool, key=lambda c: (-c.score, c.chunk_id))
     chosen, ids, docs, used = [], set(), set(), [0]
     def fits(c): return len(chosen) < max_chunks and used[0] + chunk_tokens(c.text) <= max_tokens
@@ -82,6 +91,19 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
         if any(need <= set(c.tickers) for c in chosen): continue
         c = next((c for c in ranked if c.chunk_id not in ids and need <= set(c.tickers) and fits(c)), None)
         if c is not None: take(c)
+    named = {t for c in chosen + [c for c in ranked if c.role == "seed"][:max_chunks] for t in c.tickers}
+    for c in ranked:
+        if reserve <= 0: break
+        nb = (c.via or {}).get("neighbour")
+        if c.role == "network" and nb not in named and c.chunk_id not in ids and fits(c):
+            take(c); named.add(nb); reserve -= 1
+    top = max((c.score for c in ranked), default=0.0)
+    while diversity > 0:
+        have = {t for c in chosen for t in c.tickers}
+        gain = lambda c: c.score * (1 + diversity * len(set(c.tickers) - have)) * (0.5 if c.doc_id in docs else 1.0)
+        cands = [c for c in ranked if c.chunk_id not in ids and c.score >= floor * top and fits(c)]
+        if not cands: break
+        take(max(cands, key=gain))              # ties: the first in rank order
     for new_doc_only in (True, False):
         for c in ranked:
             if c.chunk_id not in ids and (not new_doc_only or c.doc_id not in docs) and fits(c): take(c)
@@ -92,6 +114,13 @@ RELATIONAL_CUES = re.compile(r"\b(affect(?:s|ed|ing)?|impact(?:s|ed)?|influenc\w
                              r"relationship|related|between|expos(?:ed|ure)|implications?|impl(?:y|ies)|spill\w*|"
                              r"suppliers?|competitors?|rivals?|peers?|partners?|customers?|ripple|knock-on|contagion|"
                              r"for each|compared? (?:to|with)|versus|vs\.?)\b", re.I)
+
+OPEN_CUES = re.compile(r"\b(which|besides|alongside|other|rivals?|competitors?|peers?|holdings?|holders?|shareholders?|"
+                       r"stocks|companies|names|giants|megacaps?|chipmakers?|banks)\b", re.I)
+
+def is_open_question(question:str) -> bool:
+    "A question about relations or about companies it does not name: a relational cue or an open cue ('which', 'other', 'stocks', 'chipmakers' …)."
+    return bool(RELATIONAL_CUES.search(question) or OPEN_CUES.search(question))
 
 def route_question(question:str, entities:list[str]) -> tuple[str, str]:
     "('graph' | 'vector', why): relational (≥ 2 entities named, or a relational cue) → Graph-RAG, else vector (P1 §6's recommendation)."
@@ -109,7 +138,11 @@ class GraphRAG:
                  k:int|None=None, tau:float|None=None, neighbor_top:int|None=None, neighbor_min_sim:float|None=None,
                  embedder=None, llm=None,
                  graph_mode:str|None=None,     # 'paper' | 'budget'; None = `[graphrag] graph_mode`
-                 budget_chunks:int|None=None, budget_tokens:int|None=None, ner=None):
+                 budget_chunks:int|None=None, budget_tokens:int|None=None, ner=None,
+                 diversity:float=0.0,          # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off
+                 floor:float=0.9,              # ... among chunks within this share of the best score
+                 open_pool:int=20,             # ... over this many vector candidates instead of k
+                 network_reserve:int=0):       # budget mode, open questions: slots kept for connected companies' evidence
         S = get_settings().graphrag
         self.store = store if isinstance(store, NewsStore) else NewsStore(store)
         self.k = k or S.k
@@ -120,6 +153,8 @@ class GraphRAG:
         if self.graph_mode not in GRAPH_MODES: raise FinragError(f"unknown graph_mode {self.graph_mode!r}: use one of {GRAPH_MODES}")
         self.budget_chunks, self.budget_tokens = budget_chunks or S.budget_chunks, budget_tokens or S.budget_tokens
         self._embedder, self._llm, self._ner = embedder, llm, ner
+        self.diversity, self.floor, self.open_pool = float(diversity), float(floor), int(open_pool)
+        self.network_reserve = int(network_reserve)
         self._row = self.store.ids
         if not self.store.rows: raise FinragError(f"{self.store.path}: the store holds no chunks; ingest news first")
         self.store.index; self.embedder       # load the index and the encoder now, not inside the first query's timing
@@ -209,10 +244,15 @@ class GraphRAG:
         vector top-k, the anchors' chunks (HAS_NEWS_CHUNK) and, per INFLUENCES neighbour of an anchor above τ, its top
         `neighbor_top` chunks with cosine > `neighbor_min_sim` (P1's rule), scored cosine × edge intensity. Filled by
         `budget_select`: the evidence of the anchors' relation and each anchor first, then by score, one chunk per
-        article before a second one."""
+        article before a second one. With `diversity` > 0 an open question (`is_open_question`) draws on the top
+        `open_pool` vector candidates and `budget_select` fills entity-diversely; with `network_reserve` > 0 it keeps that
+        many slots for the evidence of connected companies the seeds do not name (issue 27)."""
+        open_q = is_open_question(question)
+        div, reserve = (self.diversity, self.network_reserve) if open_q else (0.0, 0)
         with t("vector_search"):
-            D, I = self.store.index.search(q[None, :], min(self.k, len(self.store.rows)))
-        seeds = [int(i) for i in I[0] if i >= 0]
+            D, I = self.store.index.search(q[None, :], min(max(self.k, self.open_pool if div else 0), len(self.store.rows)))
+        cands = [int(i) for i in I[0] if i >= 0]
+        seeds = cands[:self.k]
         with t("graph_hop"):
             anchors = (route or {}).get("entities") if route else None
             anchors = anchors if anchors is not None else self.question_entities(question)
@@ -224,7 +264,7 @@ class GraphRAG:
             chunk_ids = self.store.graph.chunks_of(list(anchors) + list(by_nbr))
         with t("rerank"):
             sims = self.store.embeddings @ q
-            pool = {i: self._item(i, sims[i], "seed") for i in seeds}
+            pool = {i: self._item(i, sims[i], "seed") for i in cands}
             for a in anchors:
                 for c in chunk_ids.get(a, []):
                     i = self._row.get(c)
@@ -235,7 +275,8 @@ class GraphRAG:
                     if sims[j] <= self.neighbor_min_sim: break
                     pool[j] = self._item(j, sims[j] * e["intensity"], "network",
                                          {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]})
-            res.contexts = budget_select(list(pool.values()), anchors, self.budget_chunks, self.budget_tokens)
+            res.contexts = budget_select(list(pool.values()), anchors, self.budget_chunks, self.budget_tokens,
+                                         diversity=div, floor=self.floor, reserve=reserve)
         used = {c.via["neighbour"] for c in res.contexts if c.via}
         res.neighbours = [n for n in nbrs if n["neighbour"] in used]
 
