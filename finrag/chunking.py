@@ -48,6 +48,7 @@ class FastTokenizer:
         return self.tok.encode(text, add_special_tokens=add_special_tokens).ids
     def get_vocab(self) -> dict: return self.tok.get_vocab()
 
+# %% ../nbs/05_chunking.ipynb #8b54ecb8
 @lru_cache(maxsize=None)
 def embedder_tokenizer(name:str|None=None):
     "The tokenizer of embedder `name` (default `[models] embedder`), loaded once per process: `FastTokenizer` when the model has a tokenizer.json, else HF's."
@@ -57,6 +58,7 @@ def embedder_tokenizer(name:str|None=None):
     from transformers import AutoTokenizer
     return AutoTokenizer.from_pretrained(path)
 
+# %% ../nbs/05_chunking.ipynb #a4724c72
 def embedder_window(name:str|None=None) -> int|None:
     "The sentence-transformers `max_seq_length` of embedder `name` (its window in tokens incl. special tokens), None if unknown."
     import json
@@ -65,6 +67,7 @@ def embedder_window(name:str|None=None) -> int|None:
     p = Path(resolve_model_path(name or get_settings().models.embedder))/"sentence_bert_config.json"
     return json.loads(p.read_text()).get("max_seq_length") if p.exists() else None
 
+# %% ../nbs/05_chunking.ipynb #05b47039
 class Chunker:
     "Split texts into chunks of at most `chunk_tokens` tokens with `overlap` tokens of overlap (semchunk)."
     def __init__(self,
@@ -112,6 +115,7 @@ def news_document(item) -> str:
     "The text a news item is chunked as: title, blank line, body (or the body alone)."
     return f"{item.title.strip()}\n\n{item.text}" if getattr(item, "title", "").strip() else item.text
 
+# %% ../nbs/05_chunking.ipynb #13eb9b92
 def chunk_news(items, chunker:Chunker|None=None,
                progress:bool=False   # a tqdm bar over the items
               ) -> list[Chunk]:

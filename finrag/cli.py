@@ -27,6 +27,7 @@ if hasattr(typer.core, "TyperOption") and hasattr(typer.core.TyperOption, "displ
 app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="finrag: Graph-RAG, hierarchical reranking and LATTICE for financial retrieval (three papers, one library).")
 
+# %% ../nbs/90_cli.ipynb #e0c374fa
 def _version(value:bool):
     if value: typer.echo(f"finrag {__version__}"); raise typer.Exit()
 
@@ -89,6 +90,7 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
 store_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Inspect and repair a P1 store.")
 app.add_typer(store_app, name="store")
 
+# %% ../nbs/90_cli.ipynb #d804b459
 @store_app.command("check")
 def store_check(store:Path=typer.Argument(..., help="A store built by `finrag ingest`."),
                 repair:bool=typer.Option(False, "--repair", help="Bring an interrupted or damaged store back to one consistent state."),
@@ -144,10 +146,15 @@ DEMO_QUESTIONS = [
     "Which companies are exposed to weak iPhone demand in China, and how?",
     "How is Intel's foundry business affected by TSMC?",
 ]
+
+# %% ../nbs/90_cli.ipynb #36561509
 DEMO_NETWORK_RESERVE = 1   # the demo keeps one slot for a connected company's evidence (`GraphRAG(network_reserve=)`, issue 27)
+
+# %% ../nbs/90_cli.ipynb #51e201d0
 DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invented events about real companies, written to "
              "exercise the pipeline. Nothing in it, nor in the answers below, is real financial news.")
 
+# %% ../nbs/90_cli.ipynb #0296127e
 @app.command()
 def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/demo-store)."),
          no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
@@ -226,6 +233,7 @@ def answer(question:str=typer.Argument(..., help="The question."),
 lattice_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
 app.add_typer(lattice_app, name="lattice")
 
+# %% ../nbs/90_cli.ipynb #c96e9667
 @lattice_app.command("build")
 def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl (queries.jsonl, qrels/<split>.tsv for --limit)."),
                   out:Path=typer.Option(..., "--out", help="The tree file to write (JSON)."),
@@ -262,6 +270,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="The public datasets: list them, fetch them into the data root, convert them to BEIR folders.")
 app.add_typer(data_app, name="data")
 
+# %% ../nbs/90_cli.ipynb #65df3b0d
 @data_app.command("beir")
 def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact | bright-<domain> (finrag.datasets.DATASETS)"),
               out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
@@ -290,6 +299,7 @@ def data_list(root:Path=typer.Option(None, "--root", help="The data root (defaul
         typer.echo(f"  {r['name']:<22} {r['size_mb']:>6.1f} MB  {state:<10} {r['licence']}\n  {'':<22} {r['used_for']}")
     typer.echo("fetch one with: finrag data get NAME [--root DIR]")
 
+# %% ../nbs/90_cli.ipynb #bf813a4b
 @data_app.command("get")
 def data_get(name:str=typer.Argument(..., help="A dataset of `finrag data list` (or a bright-<domain> name)."),
              root:Path=typer.Option(None, "--root", help="The data root to fill (default as `finrag data list`).")):

@@ -16,6 +16,7 @@ __all__ = ['eval_app', 'eval_questions', 'eval_graphrag', 'eval_retrieval_cmd']
 # %% ../nbs/90b_cli_eval.ipynb #f358690d
 eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
 
+# %% ../nbs/90b_cli_eval.ipynb #51c80950
 @eval_app.command("questions")
 def eval_questions(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
                    out:Path=typer.Option(..., "--out", help="Question file to write (JSONL)."),
@@ -30,6 +31,7 @@ def eval_questions(store:Path=typer.Option(..., "--store", help="A store built b
     typer.echo(printable(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
                          (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else "")))
 
+# %% ../nbs/90b_cli_eval.ipynb #3c38790a
 @eval_app.command("graphrag")
 def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
                   questions:Path=typer.Option(..., "--questions", help="Question file (JSONL; see `finrag eval questions`)."),

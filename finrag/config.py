@@ -24,6 +24,7 @@ def valid(lo=None,            # the least value allowed (None: no bound)
     "A dataclass field whose valid range is declared once (in its metadata): `load_settings` and the CLI options check it (`check_range`)."
     return field(metadata={"range": dict(lo=lo, hi=hi, gt=gt, choices=choices, what=what)})
 
+# %% ../nbs/01_config.ipynb #c346c0b1
 def _ok(v, r:dict) -> bool:
     if r["choices"] is not None: return v in r["choices"]
     if isinstance(v, tuple): return all(_ok(x, r) for x in v)
@@ -46,6 +47,7 @@ def check_range(cls,                  # a settings dataclass (e.g. `LatticeSetti
     if option: raise InputError(f"{option} {value!r} must be {what} (the range of [{sec}] {name})")
     raise InputError(f"[{sec}] {name} = {value!r} must be {what}", path=path, field=f"{sec}.{name}")
 
+# %% ../nbs/01_config.ipynb #4f5c60df
 @dataclass(frozen=True)
 class DataSettings:
     "`[data]`: token-aware chunking (tokens of the embedder's tokenizer)."
@@ -54,6 +56,7 @@ class DataSettings:
     max_article_chars: int = valid(1000, what=">= 1000 characters")  # news loaders (CSV and JSONL alike): a longer article is truncated there, with a counted warning
     max_run_chars: int = valid(20, what=">= 20 characters (e.g. 100)")  # a run of this many characters without whitespace is junk (base64, tables): removed, counted
 
+# %% ../nbs/01_config.ipynb #314945f0
 _UNIT = dict(lo=0.0, hi=1.0)
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class GraphRAGSettings:
     dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
     boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
 
+# %% ../nbs/01_config.ipynb #80fd290c
 @dataclass(frozen=True)
 class ScorerSettings:
     "How one stage-2 scorer runs in the cascade (a sub-record of `HierarchicalSettings`, see `HierarchicalSettings.scorer`)."
@@ -82,6 +86,7 @@ class ScorerSettings:
     max_doc_tokens: int|None = None   # LLM judge: documents cut to about this many tokens
     cut: str|None = None              # LLM judge: 'head' | 'query' (`finrag.relevance.cut_document`)
 
+# %% ../nbs/01_config.ipynb #7cfb37f1
 @dataclass(frozen=True)
 class HierarchicalSettings:
     "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
@@ -103,6 +108,7 @@ class HierarchicalSettings:
         if name in ("llm", "llm-yesno"): return ScorerSettings(self.llm_pool, self.llm_weight, self.llm_raw, self.llm_max_doc_tokens, self.llm_cut)
         return ScorerSettings(None, self.weight, False)
 
+# %% ../nbs/01_config.ipynb #5dbeb7ea
 @dataclass(frozen=True)
 class LatticeSettings:
     "`[lattice]`: P3 (LATTICE) — the tree build (`finrag.lattice.build.build_tree`, `finrag lattice build`) and the search (`src/hyperparams.py` of the public code)."
@@ -121,6 +127,7 @@ class LatticeSettings:
     pl_tau: float = valid(gt=0.0, what="> 0")                  # search: Plackett–Luce temperature of the latent score model
     max_slate: int = valid(2, what=">= 2 nodes")               # search: a slate larger than this warns once and is scored in parts of at most this size
 
+# %% ../nbs/01_config.ipynb #996779cc
 @dataclass(frozen=True)
 class ModelSettings:
     "`[models]`: which backend serves each model interface, and the LLM client's knobs."
@@ -230,10 +237,12 @@ class Settings:
         root = project_root()
         return p if p.is_absolute() else (root if (root/"nbs").is_dir() else Path.cwd())/p
 
+# %% ../nbs/01_config.ipynb #b4a9b13b
 def settings_path() -> Path:
     "`$FINRAG_SETTINGS`, else the packaged defaults `finrag/settings.ini` (in a checkout a link to the root `settings.ini`)."
     return Path(os.environ.get("FINRAG_SETTINGS") or str(importlib.resources.files("finrag")/"settings.ini"))
 
+# %% ../nbs/01_config.ipynb #ad359c89
 def load_settings(path=None) -> Settings:
     "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem."
     path = Path(path or settings_path())
@@ -252,6 +261,7 @@ def load_settings(path=None) -> Settings:
                     neo4j_uri=env("FINRAG_NEO4J_URI") or None, neo4j_user=env("FINRAG_NEO4J_USER") or "neo4j",
                     neo4j_password=env("FINRAG_NEO4J_PASSWORD"), neo4j_database=env("FINRAG_NEO4J_DATABASE") or None)
 
+# %% ../nbs/01_config.ipynb #c741204c
 @lru_cache(maxsize=None)
 def _cached(path:str, env_key:tuple) -> Settings: return load_settings(path)
 

@@ -27,6 +27,7 @@ def require_file(path, what:str="file") -> Path:
     if not p.is_file(): raise InputError(f"{what} is not a file", path=p)
     return p
 
+# %% ../nbs/02_data.ipynb #0a95ddc2
 def read_text(path,                  # a text file
               encoding:str="utf-8"   # its encoding; invalid bytes are kept as surrogates (see `encoding_problem`)
              ) -> str:
@@ -35,6 +36,7 @@ def read_text(path,                  # a text file
     enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     return p.read_bytes().decode(enc, errors="surrogateescape")
 
+# %% ../nbs/02_data.ipynb #27a9e132
 _BAD_BYTE = re.compile("[\udc80-\udcff]")
 
 def encoding_problem(s:str,               # text decoded by `read_text`
@@ -361,6 +363,7 @@ def beir_text(path) -> tuple[str, str]:
         raise InputError(f"looks like {what}: re-save it as UTF-8" if what else "is a binary file (NUL bytes), not BEIR JSONL/TSV text", path)
     return read_text(path), "utf-8"
 
+# %% ../nbs/02_data.ipynb #384e6f41
 def read_corpus(path,                       # a BEIR corpus.jsonl: {"_id", "title"?, "text"} per line
                 strict:bool=True,           # raise the first bad row (False: skip and count it in `report`)
                 report:LoadReport|None=None # where counts and bad rows go (a new one when None)
@@ -379,6 +382,7 @@ def read_corpus(path,                       # a BEIR corpus.jsonl: {"_id", "titl
         corpus[did] = {"title": str(title), "text": text}; report.n_ok += 1
     return corpus
 
+# %% ../nbs/02_data.ipynb #47d3acba
 def read_queries(path,                       # a BEIR queries.jsonl: {"_id" or "query_id", "text"} per line
                  strict:bool=True,           # raise the first bad row (False: skip and count it in `report`)
                  report:LoadReport|None=None # where counts and bad rows go (a new one when None)

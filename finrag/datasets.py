@@ -68,6 +68,7 @@ def normalize_text(s:str) -> str:
     "Lower-cased, whitespace runs collapsed to one space, stripped."
     return " ".join(str(s).lower().split())
 
+# %% ../nbs/02b_datasets.ipynb #1c9499c3
 def evidence_matches(evidence:list,         # the evidence texts of one question
                      docs:dict,             # doc id -> normalised doc text (`normalize_text`)
                      threshold:float=90     # fuzzy fallback: minimum rapidfuzz partial_ratio (0-100)
@@ -132,6 +133,7 @@ def parse_sentence_list(s:str) -> list:
 # %% ../nbs/02b_datasets.ipynb #fb391692
 SCIFACT_CORPUS = "corpus_train.csv"
 
+# %% ../nbs/02b_datasets.ipynb #e9ea6887
 def _scifact_csv(src:Path) -> tuple[str, str]:
     "(label, text) of corpus_train.csv inside a zip, a folder, or the CSV itself."
     if src.is_dir(): src = src/SCIFACT_CORPUS
@@ -193,6 +195,7 @@ class BrightDataset(BeirDataset):
     def __repr__(self):
         return super().__repr__()[:-1] + f", {sum(map(len, self.excluded.values())):,} excluded ids for {len(self.excluded):,} queries)"
 
+# %% ../nbs/02b_datasets.ipynb #209f6d4a
 def _read_maybe_gz(path:Path) -> str:
     import gzip
     raw = path.read_bytes()
@@ -218,6 +221,7 @@ def _bright_documents(path:Path, report:LoadReport, long:bool) -> dict:
 
 NO_EXCLUSION = {"N/A", ""}
 
+# %% ../nbs/02b_datasets.ipynb #9a63a388
 def load_bright(examples,             # BRIGHT examples: .jsonl(.gz)/.json rows {id, query, gold_ids, excluded_ids, ...}
                 documents=None,       # BRIGHT documents: .jsonl(.gz)/.json/.parquet rows {id, content}; None = no corpus
                 exclude_txt=None,     # an Anserini exclude file (`qid docid` per line), merged into `excluded`
@@ -272,8 +276,10 @@ class DevDataset:
     split: str           # the split the qrels are (the name of the qrels file `finrag data beir` writes)
     doc: str = ""
 
+# %% ../nbs/02b_datasets.ipynb #7d7080e5
 DATASETS: dict[str, DevDataset] = {}
 
+# %% ../nbs/02b_datasets.ipynb #16286ecc
 def register_dataset(name:str, convert:Callable, files, split:str="test", doc:str="") -> DevDataset:
     "Register (or replace) a development dataset."
     DATASETS[name] = d = DevDataset(name, tuple(files), convert, split, doc)
@@ -296,6 +302,8 @@ for _d in BRIGHT_DOMAINS:
     register_dataset(f"bright-{_d}", load_bright, [f"bright/topics/topics.bright-{_d}-original.jsonl.gz"], "test",
                      f"BRIGHT {_d}: queries, gold and excluded ids (no documents in the shared data)")
 DATASETS["bright-leetcode"].files += ("bright/qrels/exclude.bright-leetcode.txt",)
+
+# %% ../nbs/02b_datasets.ipynb #e18b02bf
 DATASETS["bright-leetcode"].convert = lambda ex, exc: load_bright(ex, exclude_txt=exc)
 
 # %% ../nbs/02b_datasets.ipynb #c29af9a1
@@ -304,6 +312,7 @@ def dev_data_root(root=None) -> Path:
     from finrag.download import data_root
     return data_root(root)
 
+# %% ../nbs/02b_datasets.ipynb #b5b32b28
 def dev_files(name:str, root=None) -> list[Path]:
     "The files of dataset `name` under the data root; `InputError` for an unknown name or a missing file."
     if name not in DATASETS: raise InputError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}", field="dataset")
@@ -315,6 +324,7 @@ def dev_files(name:str, root=None) -> list[Path]:
             raise InputError(f"{name} source file not found (data root {r}): fetch it with `finrag data get {get}`, or point the CLI at another root with --src DATA_ROOT (the library: root=)", f)
     return files
 
+# %% ../nbs/02b_datasets.ipynb #118fbcd1
 def load_dev(name:str,   # a key of `DATASETS`
              root=None   # the data root (default: `dev_data_root()`)
             ) -> BeirDataset:

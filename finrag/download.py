@@ -33,6 +33,7 @@ class RemoteFile:
     sha256: str   # hex digest of the expected bytes
     size: int     # bytes
 
+# %% ../nbs/02c_download.ipynb #e133f17d
 @dataclass(frozen=True)
 class DataSource:
     "A downloadable dataset: its files, licence, provenance and what finrag uses it for."
@@ -45,8 +46,10 @@ class DataSource:
     @property
     def size(self) -> int: return sum(f.size for f in self.files)
 
+# %% ../nbs/02c_download.ipynb #957370b5
 SOURCES: dict[str, DataSource] = {}
 
+# %% ../nbs/02c_download.ipynb #c09b9d01
 def register_source(name:str, files, licence:str, origin:str, used_for:str="") -> DataSource:
     "Register (or replace) a downloadable dataset; `files` are `RemoteFile`s or `(path, url, sha256, size)` tuples."
     fs = tuple(f if isinstance(f, RemoteFile) else RemoteFile(*f) for f in files)
@@ -141,12 +144,14 @@ def source_for(name:str) -> DataSource:
     if n not in SOURCES: raise InputError(f"unknown dataset {name!r}: choose one of {', '.join(SOURCES)}", field="dataset")
     return SOURCES[n]
 
+# %% ../nbs/02c_download.ipynb #f7c9e381
 def file_status(f:RemoteFile, root=None) -> str:
     "'present' (the file is at its path with the expected size), 'partial' (only a `.part` download), 'wrong size' or 'missing'."
     p = data_root(root)/f.path
     if p.is_file(): return "present" if p.stat().st_size == f.size else "wrong size"
     return "partial" if p.with_name(p.name + ".part").is_file() else "missing"
 
+# %% ../nbs/02c_download.ipynb #4174da3a
 def data_table(root=None) -> list[dict]:
     "One row per source: name, used_for, licence, origin, size_mb, files, present (count), where (the folder under the data root)."
     r = data_root(root)
@@ -167,6 +172,7 @@ def have(check,             # callable; raises `FinragError` (whose message name
         print(f"skipped{': ' + shows if shows else ''} — {e}"); return False
     return True
 
+# %% ../nbs/02c_download.ipynb #d468716b
 def have_data(names,          # a dataset name (see `source_for`) or a list of them
               shows:str="",   # what the guarded cell would show with the data
               root=None,      # the data root (see `data_root`)
@@ -231,6 +237,7 @@ def download_file(f:RemoteFile,          # what to fetch and check
     os.replace(part, dest)
     return dest
 
+# %% ../nbs/02c_download.ipynb #1d5670e7
 def get(name:str, root=None, progress:bool=True) -> list[Path]:
     "Download every file of dataset `name` (see `source_for`) into the data root; returns their paths. Errors as `download_file`."
     return [download_file(f, root, progress) for f in source_for(name).files]

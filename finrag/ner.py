@@ -21,6 +21,7 @@ __all__ = ['LABELS', 'LEGAL_SUFFIX', 'SHARE_CLASSES', 'GLINER_LABELS', 'Entity',
 # %% ../nbs/03b_ner.ipynb #1aaff0af
 LABELS = ("STOCK_TICKER", "EQUITY_INDEX", "INVESTMENT_BANK", "ORGANIZATION")
 
+# %% ../nbs/03b_ner.ipynb #83d8c8f9
 @dataclass(frozen=True)
 class Entity:
     "A mention: `text[start:end]`, one of `LABELS`, and the canonical id (a ticker where one exists)."
@@ -30,9 +31,11 @@ class Entity:
     start: int    # character offset of the first character
     end: int      # character offset after the last character
 
+# %% ../nbs/03b_ner.ipynb #610c94fc
 LEGAL_SUFFIX = re.compile(r"(,?\s+(inc|incorporated|corporation|corp|company|companies|co|plc|limited|ltd|llc|lp|l\.p|"
                     r"n\.?v|s\.?a|ag|se|holdings?|group|class [abc]))+\.?$", re.I)
 
+# %% ../nbs/03b_ner.ipynb #353246d8
 def _fold(s:str) -> str: return unicodedata.normalize("NFKD", s).encode("ascii", "ignore").decode()
 
 def _strip_name(s:str) -> str:
@@ -60,6 +63,7 @@ def _key(s:str) -> str:
 
 SHARE_CLASSES = {"GOOG": "GOOGL", "FOX": "FOXA", "NWS": "NWSA", "BRK.A": "BRK.B"}  # other share class -> the issuer's canonical id
 
+# %% ../nbs/03b_ner.ipynb #54975bb0
 class Gazetteer:
     "Known tickers, banks and indices with their aliases (`data/gazetteer.csv`); resolves a surface form to (label, id)."
     def __init__(self, rows:list[dict], path=None):
@@ -187,6 +191,7 @@ class SpacyNER:
 GLINER_LABELS = {"Stock Ticker": "STOCK_TICKER", "Equity Index": "EQUITY_INDEX",
                  "Investment Bank": "INVESTMENT_BANK", "Organization": "ORGANIZATION"}
 
+# %% ../nbs/03b_ner.ipynb #2a96a469
 def gliner_entities(preds:list[dict],           # GLiNER `predict_entities` output: {start, end, text, label, score}
                     gazetteer:Gazetteer,
                     threshold:float=0.0,        # drop spans scoring below this

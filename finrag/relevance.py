@@ -34,6 +34,7 @@ def yes_probability(top:list,       # [(token, logprob), ...] of the first answe
     if w.startswith("no"): return 0.0, "text"
     return 0.5, "undecided"
 
+# %% ../nbs/04c_relevance.ipynb #07155358
 def first_token_top(logprobs, llm=None) -> list:
     """[(token, logprob), ...] of the first generated token, from a response's `logprobs` in the client's format
     ([[token, logprob, [[alt, logprob], ...]], ...]); [] when there are none. Any other shape (a string, a list of
@@ -55,6 +56,7 @@ def first_token_top(logprobs, llm=None) -> list:
         if st is not None and hasattr(st, "logprob_fallbacks"): st.logprob_fallbacks += 1
         return []
 
+# %% ../nbs/04c_relevance.ipynb #ff708939
 def chat_logprobs(llm,                   # a `LLMClient` (or any object with its `chat` signature)
                   messages:list,         # chat messages
                   top_logprobs:int=20,   # alternatives per token (OpenAI allows up to 20)
@@ -65,12 +67,14 @@ def chat_logprobs(llm,                   # a `LLMClient` (or any object with its
     r = llm.chat(messages, max_tokens=max_tokens, temperature=0.0, logprobs=top_logprobs, cache=cache)
     return {"text": r.text, "top": first_token_top(r.logprobs, llm), "cached": r.cached}
 
-
 # %% ../nbs/04c_relevance.ipynb #9fbb2e21
 RELEVANCE_SYSTEM = ('Judge whether the Document meets the requirements based on the Query and the Instruct provided. '
                     'Note that the answer can only be "yes" or "no".')
+
+# %% ../nbs/04c_relevance.ipynb #f2265c5e
 RELEVANCE_INSTRUCTION = "Given a question, judge whether the document contains the information needed to answer it"
 
+# %% ../nbs/04c_relevance.ipynb #a85e8961
 def truncate_tokens(text:str, max_tokens:int, chars_per_token:float=CHARS_PER_TOKEN) -> str:
     "`text` cut at a word boundary to about `max_tokens` tokens (estimated as `chars_per_token` characters each, conservative for English)."
     limit = int(max_tokens * chars_per_token)
@@ -78,6 +82,7 @@ def truncate_tokens(text:str, max_tokens:int, chars_per_token:float=CHARS_PER_TO
     cut = text[:limit]; sp = cut.rfind(" ")
     return (cut[:sp] if sp > limit // 2 else cut).rstrip() + " …"
 
+# %% ../nbs/04c_relevance.ipynb #745e6e3f
 def focus_text(query:str, text:str, max_tokens:int,
                chars_per_token:float=CHARS_PER_TOKEN,
                keep_first:int=1) -> str:  # leading units always kept (a title, a table's header row)
@@ -108,23 +113,28 @@ def focus_text(query:str, text:str, max_tokens:int,
         parts.append(units[i])
     return "\n".join(parts + (["…"] if keep[-1] < len(units) - 1 else []))
 
+# %% ../nbs/04c_relevance.ipynb #35a368d4
 DOC_CUTS = ("head", "query")
 
+# %% ../nbs/04c_relevance.ipynb #6e339123
 def check_cut(cut:str) -> str:
     "`cut` when it is one of `DOC_CUTS`, else `InputError` (field 'cut') naming the choices."
     if cut not in DOC_CUTS: raise InputError(f"unknown document cut {cut!r}; use one of {', '.join(DOC_CUTS)}", field="cut")
     return cut
 
+# %% ../nbs/04c_relevance.ipynb #55eb843a
 def cut_document(query:str, text:str, max_tokens:int, cut:str="head") -> str:
     "The document as the judge reads it: its first `max_tokens` tokens ('head', `truncate_tokens`) or its units nearest the query ('query', `focus_text`); `InputError` for another cut (`check_cut`)."
     if check_cut(cut) == "head": return truncate_tokens(text, max_tokens)
     return focus_text(query, text, max_tokens)
 
+# %% ../nbs/04c_relevance.ipynb #724c70eb
 def relevance_messages(query:str, text:str, instruction:str=RELEVANCE_INSTRUCTION, max_doc_tokens:int=400, cut:str="head") -> list[dict]:
     "Chat messages of one (query, document) judgement: system, instruction and query first (a prefix shared by every document of the query), the document (cut by `cut_document`) last."
     return [{"role": "system", "content": RELEVANCE_SYSTEM},
             {"role": "user", "content": f"<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {cut_document(query, text, max_doc_tokens, cut)}"}]
 
+# %% ../nbs/04c_relevance.ipynb #a08c1561
 def relevance(query:str, text:str, llm=None, *,
               instruction:str=RELEVANCE_INSTRUCTION, # the <Instruct> line
               max_doc_tokens:int=400,                # the document is cut to about this many tokens
@@ -136,6 +146,7 @@ def relevance(query:str, text:str, llm=None, *,
     return relevance_many(query, [text], llm, instruction=instruction, max_doc_tokens=max_doc_tokens, cut=cut,
                           top_logprobs=top_logprobs, counts=counts, concurrency=1)[0]
 
+# %% ../nbs/04c_relevance.ipynb #23611adb
 def _judge(llm, r, counts) -> float:
     "P(yes) of one judge response `r`, `how` counted in `counts` and fallbacks in `llm.stats.relevance_fallbacks`."
     p, how = yes_probability(first_token_top(r.logprobs, llm), r.text)
@@ -174,6 +185,7 @@ def judge_tier() -> str|None:
     s = get_settings(); t = (s.models.judge_llm or "").strip()
     return None if not t or t == s.models.llm or s.llm_base_url else t
 
+# %% ../nbs/04c_relevance.ipynb #2cff85d4
 def get_judge_llm():
     "The process-wide client of the judge tier (`judge_tier()`; its own local llama.cpp server), else `get_llm()`."
     t = judge_tier()

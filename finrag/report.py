@@ -25,6 +25,7 @@ def entity_list(ec) -> str:
     "The distinct entities of an enriched chunk as `id:kind` (e.g. `NVDA:stock`), comma-separated; '-' when none."
     return ", ".join(f"{e.id}:{e.label.split('_')[0].lower()}" for e in dict((e.id, e) for e in ec.entities).values()) or "-"
 
+# %% ../nbs/09b_report.ipynb #c7234311
 def enrichment_table(ecs) -> str:
     "Enriched chunks (`finrag.graphrag.enrich.enrich`) as `finrag enrich` prints them: id, pos, neg, intensity I, entities."
     rows = [f"{'chunk':<8} {'pos':>5} {'neg':>5} {'I':>5}  entities"]
@@ -33,12 +34,14 @@ def enrichment_table(ecs) -> str:
         rows.append(f"{ec.chunk.id[:8]:<8} {s.pos:5.2f} {s.neg:5.2f} {s.intensity:5.2f}  {entity_list(ec)}")
     return printable("\n".join(rows))
 
+# %% ../nbs/09b_report.ipynb #cf91d291
 def format_comparison(q:str, v, g, tau:float) -> str:
     "The head of one `finrag demo` question: the tickers of the vector and the graph context, and the edges the graph followed."
     return printable("\n".join(["\n" + "="*100 + f"\nQ: {q}", f"  vector tickers: {', '.join(v.entities)}",
         f"  graph  tickers: {', '.join(g.entities)}   (+{', '.join(sorted(set(g.entities)-set(v.entities))) or 'none'})",
         f"  edges followed (τ={tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none")]))
 
+# %% ../nbs/09b_report.ipynb #08dc904d
 def format_contexts(r, show_text:int=160) -> str:
     "A P1 `RAGResult`'s question, route and context chunks (role, id, score, tickers, the edge followed, the text's start), one per line."
     lines = [f"\n[{r.mode}] {r.question}"]
@@ -49,6 +52,7 @@ def format_contexts(r, show_text:int=160) -> str:
         lines.append(f"  {c.role:<7} {c.chunk_id[:10]} {c.score:5.2f} {','.join(c.tickers) or '-':<18}{via} {c.text[:show_text].replace(chr(10),' ')}")
     return printable("\n".join(lines))
 
+# %% ../nbs/09b_report.ipynb #4710eab5
 def format_footer(r) -> str:
     "The citation check and LLM counters of an answered `RAGResult` (when answered), then the milliseconds per stage."
     lines = []
@@ -91,6 +95,7 @@ def answer_record(question:str, a, split:bool) -> dict:
             "n_tokens": a.n_tokens, "threshold_tokens": a.threshold_tokens, "split": a.crossed and split,
             "llm_calls": a.llm_calls, "seconds": round(a.retrieve_seconds + a.answer_seconds, 2)}
 
+# %% ../nbs/09b_report.ipynb #cc3abb24
 def answer_report(a, split:bool) -> str:
     "A P2 answer as `finrag answer` prints it: the answer, how it was made (branch, LLM calls, tokens vs threshold), documents, seconds."
     return printable("\n".join([f"answer: {a.answer}",
@@ -113,6 +118,7 @@ def build_summary(stats:dict) -> str:
     lines += [f"  deviation   {d}" for d in stats.get("deviations", [])]
     return printable("\n".join(lines))
 
+# %% ../nbs/09b_report.ipynb #4b199edc
 def build_estimate(name:str, strategy:str, n_docs:int, est:dict) -> str:
     "The line `finrag lattice build` prints before it starts: the LLM cost `finrag.lattice.build.estimate_build` expects."
     return printable(f"{name}: building a {strategy} tree over {n_docs:,} documents; estimate: ~{est['calls']} LLM calls, "

@@ -16,6 +16,7 @@ __all__ = ['EXPERIMENTS', 'experiment_plan', 'headline_numbers', 'experiment_out
 # %% ../nbs/09_reproduce.ipynb #7df7dd3f
 EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
 
+# %% ../nbs/09_reproduce.ipynb #0927e8b7
 def _param(kv:str):
     if "=" not in kv: raise FinragError(f"-p expects key=value, got {kv!r}")
     k, v = kv.split("=", 1)
@@ -77,10 +78,12 @@ def headline_numbers(results:dict, limit:int=10) -> list[tuple[str, float]]:
     walk(results, "", 0)
     return out[:limit]
 
+# %% ../nbs/09_reproduce.ipynb #9ce04bd2
 def experiment_outputs(dirs, since:float) -> list[Path]:
     "Files under the folders `dirs` modified at or after `since` (epoch seconds), sorted: what a run wrote."
     return sorted(f for d in dirs if Path(d).is_dir() for f in Path(d).rglob("*") if f.is_file() and f.stat().st_mtime >= since)
 
+# %% ../nbs/09_reproduce.ipynb #4cd3aad8
 def shown_path(p:Path) -> str:
     "`p` relative to the working directory when below it."
     p = Path(p).resolve()
@@ -100,6 +103,7 @@ def kernel_manager_class():
             super().__init__(**{"transport": "ipc", "ip": ip, **kw})
     return IPCKernelManager
 
+# %% ../nbs/09_reproduce.ipynb #d93f9a90
 def run_experiment(nb:Path,      # an experiment notebook (a `experiment_plan` row)
                    out:Path,     # where its executed copy goes
                    params:dict,  # its parameters
@@ -126,6 +130,7 @@ def run_experiment(nb:Path,      # an experiment notebook (a `experiment_plan` r
     secs, root = time.perf_counter() - t0, nb.parents[2]
     return secs, experiment_outputs([root/params.get("figures_dir", "figures"), root/params.get("results_dir", "results")], since)
 
+# %% ../nbs/09_reproduce.ipynb #7be45261
 def redact_file(path:Path) -> bool:
     "Rewrite a text file (an executed notebook: papermill's injected parameters, its metadata, the outputs) with `finrag.config.redact` applied; whether it changed."
     if not path.is_file(): return False
@@ -133,6 +138,7 @@ def redact_file(path:Path) -> bool:
     if clean != text: path.write_text(clean, encoding="utf-8")
     return clean != text
 
+# %% ../nbs/09_reproduce.ipynb #3813eb78
 def outputs_summary(made:list[Path]) -> list[str]:
     "The lines `finrag reproduce` prints after a run: each results JSON's headline numbers, then the figures and results written."
     lines = []
@@ -153,6 +159,7 @@ def cutoff_list(s:str) -> tuple:
     if not ks or any(k < 1 for k in ks): raise FinragError(f"--k {s!r}: give positive integers separated by commas, e.g. 10,20")
     return ks
 
+# %% ../nbs/09_reproduce.ipynb #b8963d61
 def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
                        k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
                        max_queries:int|None=None, seed:int=0, progress:bool=False):

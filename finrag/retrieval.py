@@ -60,6 +60,7 @@ def _check_corpus(corpus) -> list:
 # %% ../nbs/06_retrieval.ipynb #d33564db
 TOKEN_PATTERN = r"(?u)[^\W_]{2,}"   # runs of 2+ letters/digits; '_' separates ('3M_2018_10K' -> 3m, 2018, 10k)
 
+# %% ../nbs/06_retrieval.ipynb #6dab45d3
 class BM25Retriever:
     "BM25 (`bm25s`, Lucene variant) over `title + ' ' + text`; English stop words, Snowball stemming."
     name = "bm25"
@@ -111,6 +112,7 @@ def corpus_hash(corpus:dict) -> str:
     for d, doc in corpus.items(): h.update(f"{d}\x1f{doc_text(doc)}\x1e".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
+# %% ../nbs/06_retrieval.ipynb #3aadf807
 def corpus_embeddings(corpus:dict,          # doc id -> {"title", "text"}
                       embedder=None,        # a `finrag.models.Embedder`; None = `get_embedder()`
                       cache_dir=None,       # folder of the cache; None = `<settings.cache_dir>/emb`; False = no cache
@@ -223,9 +225,13 @@ class Method:
         if any(p.kind is p.VAR_KEYWORD for p in ps): return None
         return [p.name for p in ps]
 
+# %% ../nbs/06_retrieval.ipynb #5c1f9681
 METHODS: dict[str, Method] = {}
+
+# %% ../nbs/06_retrieval.ipynb #9ab74af7
 METHOD_MODULES = ["finrag.hierarchical.pipeline", "finrag.lattice.search"]   # modules that register methods (imported on lookup)
 
+# %% ../nbs/06_retrieval.ipynb #75580a9a
 def register_method(name:str,                 # the method name (`--method`), lower case
                     builder:Callable,         # builder(corpus, **options) -> an object following `Retriever`
                     batch:int=64,             # queries per `search` call
@@ -256,12 +262,14 @@ def methods() -> dict[str, Method]:
             except ImportError: pass
     return METHODS
 
+# %% ../nbs/06_retrieval.ipynb #3e46aade
 def get_method(name:str) -> Method:
     "The registered method `name` (case and spaces ignored); `InputError` listing the known ones."
     m, known = str(name).strip().lower(), methods()
     if m not in known: raise InputError(f"unknown method {name!r}: use one of {', '.join(known)}", field="method")
     return known[m]
 
+# %% ../nbs/06_retrieval.ipynb #70f6da28
 def make_retriever(method:str,   # a registered method name (see `methods()`)
                    corpus:dict,  # doc id -> {"title", "text"}
                    **options     # the builder's options (bm25: k1, b, ...; dense: embedder, cache_dir; hybrid: rrf_k, ...)
@@ -313,6 +321,7 @@ def write_trec_run(run:dict,          # {qid: {docid: score}}
                 f.write(f"{q} Q0 {d} {r} {s:.6g} {tag}\n")
     return path
 
+# %% ../nbs/06_retrieval.ipynb #ce0e51a7
 def read_trec_run(path,                        # a TREC run file
                   strict:bool=True,            # raise the first bad line (False: skip and count it in `report`)
                   report:LoadReport|None=None  # where counts and bad lines go

@@ -60,6 +60,7 @@ def latency_summary(seconds) -> dict:
     return dict(n=int(len(x)), mean=float(x.mean()), std=float(x.std(ddof=1)) if len(x) > 1 else float("nan"),
                 p50=float(np.percentile(x, 50)), p95=float(np.percentile(x, 95)))
 
+# %% ../nbs/08_stats.ipynb #f7987a6f
 def bootstrap_ci(values, level:float=0.95, n_resamples:int=2000, seed:int=0) -> tuple[float, float]:
     "Percentile-bootstrap CI of the mean of the finite `values`; (NaN, NaN) for fewer than 2 values."
     x = np.asarray(values, dtype=float); x = x[np.isfinite(x)]
@@ -88,6 +89,7 @@ def paired_bootstrap_ci(a,                    # per-query scores of system a
     m = lambda x: float(x.mean()) if len(x) else float("nan")
     return dict(n=int(len(a)), n_dropped=dropped, mean_a=m(a), mean_b=m(b), mean_diff=m(a - b), ci_low=lo, ci_high=hi)
 
+# %% ../nbs/08_stats.ipynb #ba454583
 def paired_randomisation_test(a,                     # per-query scores of system a
                               b,                     # per-query scores of system b, same order
                               n_resamples:int=10000, # sign patterns drawn (all 2**n of them when that is fewer: exact)
@@ -106,6 +108,7 @@ def paired_randomisation_test(a,                     # per-query scores of syste
 # %% ../nbs/08_stats.ipynb #47f72b3b
 STRATA = ("all", "direct", "relational")   # P1's question types; 'all' = every row
 
+# %% ../nbs/08_stats.ipynb #e21aafcc
 def _stratum(rows, s, by="type"): return [r for r in rows if s == "all" or r[by] == s]
 
 def summarise(rows:list[dict], metrics, modes=("vector", "graph"), n_bootstrap:int=2000, seed:int=0,

@@ -30,6 +30,7 @@ def completion(text:str|None, model:str="fake", prompt_tokens:int=7, completion_
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens}}
 
+# %% ../nbs/07_testing.ipynb #a05b162e
 @dataclass
 class Reply:
     "One scripted HTTP answer of `FakeLLMServer`."
@@ -71,6 +72,7 @@ def fault_reply(mode:str, drip_s:float=2.0,
     if mode == "5xx": return Reply(503, {"error": {"message": "overloaded", "type": "server_error"}})
     raise ValueError(f"unknown fault mode {mode!r}; known: {', '.join(FAULT_MODES)}")
 
+# %% ../nbs/07_testing.ipynb #44037ee5
 FAULT_MODES = ("ok", "drip", "header_drip", "no_newline", "huge", "retry_after", "malformed", "html", "empty_choices", "null_content", "5xx")
 
 # %% ../nbs/07_testing.ipynb #d5c03aed
@@ -202,6 +204,7 @@ class SpawnedFake:
     def __enter__(self): return self
     def __exit__(self, *exc): self.stop()
 
+# %% ../nbs/07_testing.ipynb #b071e758
 def _spawn(mode:str="ok", drip_s:float=2.0) -> SpawnedFake:
     "Start `_serve(mode)` in a child Python process and wait for its URL."
     fault_reply(mode)   # an unknown mode fails here, not in the child
@@ -252,6 +255,7 @@ def arcadedb_java() -> tuple[Path, Path]:
     if not java.exists() or not jars.is_dir(): raise FinragError(f"arcadedb-embedded at {base} has no bundled Java runtime or jars")
     return java, jars
 
+# %% ../nbs/07_testing.ipynb #5b984ffd
 @dataclass
 class ArcadeDBServer:
     "A running ArcadeDB server (from `start_arcadedb`); `uri`, `user`, `password`, `database` connect a `Neo4jGraph`."

@@ -7,7 +7,8 @@ top: the CLI (cli*.py) and reproduce.py (papermill), which may import everything
 import ast
 from pathlib import Path
 
-LIB = Path(__file__).resolve().parent.parent / "finrag"
+ROOT = Path(__file__).resolve().parent.parent
+LIB = ROOT / "finrag"
 PAPERS = ("finrag.graphrag", "finrag.hierarchical", "finrag.lattice", "finrag.testing")
 
 
@@ -88,3 +89,27 @@ def test_core_imports_no_paper_and_no_test_double():
     g = import_graph()
     bad = {m: sorted(t for t in g[m] if t.startswith(PAPERS)) for m in core_modules(g)}
     assert {m: t for m, t in bad.items() if t} == {}, "the shared core imports a paper package or finrag.testing"
+
+
+def _export_cells():
+    "(notebook, public names, lines) of every `#| export` cell of the lesson notebooks."
+    import nbformat
+    out = []
+    for nb in sorted((ROOT/"nbs").glob("*.ipynb")):
+        for c in nbformat.read(nb, as_version=4).cells:
+            if c.cell_type != "code" or not c.source.lstrip().startswith("#| export"): continue
+            src = "\n".join(l for l in c.source.split("\n") if not l.startswith("#|")).strip()
+            body = ast.parse(src).body
+            names = [n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not n.name.startswith("_")]
+            names += [t.id for n in body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name) and not t.id.startswith("_")]
+            out.append((nb.name, names, len(src.split("\n"))))
+    return out
+
+
+def test_export_cells_are_nbdev_sized():
+    "One public name per export cell (at most 10 % hold more), median at most 15 lines (issue 23; fastcore: 7, nbdev: 11)."
+    import statistics
+    cells = _export_cells()
+    multi = [(nb, names) for nb, names, _ in cells if len(names) > 1]
+    assert len(multi) <= 0.10 * len(cells), f"{len(multi)} of {len(cells)} export cells hold more than one public name: {multi[:10]}"
+    assert statistics.median(n for *_, n in cells) <= 15

@@ -27,10 +27,12 @@ def entity_recall(expected,   # expected entity ids (tickers)
     exp = {e.upper() for e in expected}
     return len(exp & {f.upper() for f in found}) / len(exp) if exp else float("nan")
 
+# %% ../../nbs/18_graphrag.eval.ipynb #36042b35
 def context_entity_recall(expected, context) -> float:
     "Entity recall of a retrieved context: `context` is a `RAGResult` (its `.entities`) or an iterable of tickers."
     return entity_recall(expected, getattr(context, "entities", context))
 
+# %% ../../nbs/18_graphrag.eval.ipynb #31b5beb2
 def support_recall(support_ids,   # the question's source article (news item) ids
                    context        # a `RAGResult` (its contexts' `doc_id`s) or an iterable of article ids
                   ) -> float:
@@ -40,12 +42,14 @@ def support_recall(support_ids,   # the question's source article (news item) id
     docs = {str(c.doc_id) for c in context.contexts} if hasattr(context, "contexts") else {str(d) for d in context}
     return len(sup & docs) / len(sup)
 
+# %% ../../nbs/18_graphrag.eval.ipynb #6ef862d8
 def answer_entities(answer:str|None, ner=None) -> list[str]:
     "Sorted canonical ids (tickers where known) the NER resolves in `answer` (default NER: `get_ner()`); [] for no answer."
     if not answer or not answer.strip(): return []
     from finrag.ner import get_ner
     return sorted({e.id for e in (ner or get_ner())(answer)})
 
+# %% ../../nbs/18_graphrag.eval.ipynb #e21a66f4
 def answer_entity_recall(expected, answer:str|None, ner=None) -> float:
     "Entity recall of an answer text; NaN when there is no answer (e.g. the LLM failed) or nothing is expected."
     if not answer or not answer.strip(): return float("nan")
@@ -82,6 +86,7 @@ def router_accuracy(rows:list[dict]) -> dict|None:
 # %% ../../nbs/18_graphrag.eval.ipynb #e9b9150c
 CORE_METRICS = ("context_entity_recall", "answer_entity_recall", "semantic_similarity")
 
+# %% ../../nbs/18_graphrag.eval.ipynb #dce9dcd0
 def reference_contexts(store, q:Question) -> list[str]:
     "Texts of the supporting documents' chunks that name all expected entities (else any of them): RAGAS' reference contexts."
     sup = set(q.support_ids); ents = set(q.entities)
@@ -89,6 +94,7 @@ def reference_contexts(store, q:Question) -> list[str]:
     best = [r["text"] for r in rows if ents <= set(r["tickers"])]
     return best or [r["text"] for r in rows if ents & set(r["tickers"])]
 
+# %% ../../nbs/18_graphrag.eval.ipynb #9d2d868f
 def interleave_types(questions:list[Question]) -> list[Question]:
     "`questions` reordered so that every prefix holds the types in proportion (by (rank within its type + ½) / size of the type); order within a type kept."
     by = defaultdict(list)
@@ -109,10 +115,15 @@ def _stratified_head(questions, n:int|None) -> set:
 
 # %% ../../nbs/18_graphrag.eval.ipynb #ff6dd189
 SYSTEMS = ("vector", "graph", "vector@graph", "paper", "vector@paper", "auto")
+
+# %% ../../nbs/18_graphrag.eval.ipynb #c3d831b0
 LLM_MODES = ("vector", "graph", "auto")
+
+# %% ../../nbs/18_graphrag.eval.ipynb #b1955388
 PAIRS = (("graph", "vector@graph"), ("graph", "vector"), ("paper", "vector@paper"), ("paper", "vector"),
          ("auto", "vector"), ("auto", "graph"))
 
+# %% ../../nbs/18_graphrag.eval.ipynb #138d5182
 def _retrieve(rag, paper, q:str, mode:str, done:dict):
     "The `RAGResult` of `mode` (one of `SYSTEMS`) for `q`; 'vector@X' gets X's (chunks, tokens), X from `done` or retrieved now."
     from finrag.graphrag.rag import budget_of
@@ -315,6 +326,7 @@ PAPER_P1 = {"entity_recall_gain_pct": 6.4, "entity_recall_p": "< 0.001", "answer
             "tau_grid": [0.3, 0.5, 0.7], "tau_best": 0.5, "tau_production": 0.7,
             "questions": {"direct": 30, "relational": 70}, "articles": 255, "chunks": 1477, "entities": 59}
 
+# %% ../../nbs/18_graphrag.eval.ipynb #87882f49
 def _f(x, nd=3):
     return "   -  " if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
 
@@ -359,6 +371,7 @@ def jsonable(x):
 # %% ../../nbs/18_graphrag.eval.ipynb #a1c0de09
 HEADLINE_METRICS = ("context_entity_recall", "support_recall", "answer_entity_recall", "semantic_similarity", "faithfulness", "answer_relevancy")
 
+# %% ../../nbs/18_graphrag.eval.ipynb #40911688
 def headline(results:dict, modes=("vector", "graph"), metrics=HEADLINE_METRICS) -> dict:
     "{'<mode>.<metric>': mean over all questions, '<mode>.latency_mean_s': seconds} from a P1 result's `summary` and `latency` rows (metrics that were not measured are left out)."
     mean = {(r["mode"], r["metric"]): r["mean"] for r in results.get("summary", []) if r["stratum"] == "all"}

@@ -35,6 +35,7 @@ def article_subjects(rows:list[dict]) -> dict[str, str|None]:
         subj[d] = min(c, key=lambda t: (-c[t], first[d][t])) if c else None
     return subj
 
+# %% ../../nbs/13_graphrag.ingest.ipynb #f8ee4cc6
 def chunk_source(row:dict, subject:str|None) -> str|None:
     "The source ticker of a chunk: the article subject if the chunk mentions it, else the chunk's most-mentioned ticker."
     tc = row["ticker_counts"]
@@ -43,6 +44,7 @@ def chunk_source(row:dict, subject:str|None) -> str|None:
     order = {t: i for i, t in enumerate(row["tickers"])}
     return min(tc, key=lambda t: (-tc[t], order.get(t, 1e9)))
 
+# %% ../../nbs/13_graphrag.ingest.ipynb #63f6037d
 def influence_edges(rows:list[dict]) -> list[dict]:
     "INFLUENCES edges `{src, dst, intensity, n_chunks}` from chunk rows (`doc_id, position, tickers, ticker_counts, intensity`)."
     subj, acc = article_subjects(rows), defaultdict(list)
@@ -54,8 +56,11 @@ def influence_edges(rows:list[dict]) -> list[dict]:
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #1b196fa9
 STORE_FORMAT = 1
+
+# %% ../../nbs/13_graphrag.ingest.ipynb #737cb4d0
 VECTOR_FILES = ("chunks.jsonl", "embeddings.npy")   # written as `<name>.new`, then renamed in this order
 
+# %% ../../nbs/13_graphrag.ingest.ipynb #c93225e7
 def _graph_backend() -> str:
     "Where the configured graph lives: 'ladybug' (embedded, in the store) or 'neo4j:<uri>' (credentials redacted: it goes into meta.json)."
     s = get_settings()
@@ -80,6 +85,7 @@ def atomic_write(path,        # the file to (re)place; its folder must exist
         with contextlib.suppress(OSError): os.unlink(tmp)
         raise FinragError(f"{path}: cannot write ({e.strerror or e}); the file was left as it was") from None
 
+# %% ../../nbs/13_graphrag.ingest.ipynb #732a81ee
 def _sha1(data:bytes) -> str: return hashlib.sha1(data).hexdigest()
 
 def ids_digest(ids) -> str:
@@ -408,6 +414,7 @@ class IngestReport:
         if self.repaired: s += f"\nrepaired the store first: {self.repaired}"
         return s + "\nseconds: " + ", ".join(f"{k} {v:.2f}" for k, v in self.seconds.items()) + f" (total {sum(self.seconds.values()):.2f})"
 
+# %% ../../nbs/13_graphrag.ingest.ipynb #bd60c7c1
 def _chunk_row(ec) -> dict:
     c, s = ec.chunk, ec.sentiment
     return {**c.to_dict(), "tickers": ec.tickers, "ticker_counts": dict(ec.ticker_counts),
@@ -432,6 +439,7 @@ def write_graph(g, new_rows:list[dict], all_rows:list[dict], removed:list[str]=(
     g.prune_tickers({tk for r in all_rows for tk in r["tickers"]})
     return edges
 
+# %% ../../nbs/13_graphrag.ingest.ipynb #43793a2e
 def rebuild_graph(store_dir) -> dict:
     "Write every chunk of the store into the *configured* graph backend (e.g. move a store's graph from LadybugDB to Neo4j); idempotent."
     with store_lock(store_dir, what="graph rebuild"), NewsStore(store_dir, check_graph=False) as store:
@@ -467,6 +475,7 @@ def check_store_dir(store_dir) -> Path:
                                    "not a finrag store; pass a new or empty folder", path=p)
     return p
 
+# %% ../../nbs/13_graphrag.ingest.ipynb #cdcfa5bf
 def _peek(store_dir:Path, wait:bool) -> list[dict]:
     "The rows a store holds now (read under the shared lock, released at once); [] for a new or damaged store."
     if not (store_dir/"meta.json").exists() and not (store_dir/"chunks.jsonl").exists(): return []

@@ -19,8 +19,11 @@ __all__ = ['QUESTION_TYPES', 'ORIGINS', 'DIRECT_TEMPLATES', 'RELATIONAL_TEMPLATE
 
 # %% ../../nbs/16_graphrag.questions.ipynb #3f78f2f7
 QUESTION_TYPES = ("direct", "relational")
+
+# %% ../../nbs/16_graphrag.questions.ipynb #3599cf20
 ORIGINS = ("template", "llm", "hand")   # who wrote a question: the template generator, the LLM, a person
 
+# %% ../../nbs/16_graphrag.questions.ipynb #0489e6aa
 @dataclass
 class Question:
     "One grounded evaluation query (P1 §4: 30 direct, 70 relational)."
@@ -80,6 +83,7 @@ def load_questions(path,               # a question file (JSONL)
             seen[q.id] = i; out.append(q); rep.n_ok += 1
     return out, rep
 
+# %% ../../nbs/16_graphrag.questions.ipynb #79bebca7
 def write_questions(questions:list[Question], path) -> Path:
     "Write `questions` as JSONL (UTF-8, one object per line); creates the folder; returns the path."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,6 +97,8 @@ DIRECT_TEMPLATES = (
     "What are the main developments reported for {a}?",
     "How is {a} described in the latest market news?",
 )
+
+# %% ../../nbs/16_graphrag.questions.ipynb #93b7fd51
 RELATIONAL_TEMPLATES = (
     "How does the news about {a} affect {b}?",
     "What links {a} and {b} in the recent news, and is it positive or negative for each?",
@@ -100,6 +106,7 @@ RELATIONAL_TEMPLATES = (
     "How are {a} and {b} connected in the market news?",
 )
 
+# %% ../../nbs/16_graphrag.questions.ipynb #30ad4d6d
 def short_name(name:str, ticker:str) -> str:
     "'Alphabet Inc. (Class A)', 'GOOGL' → 'Alphabet (GOOGL)'; a bare ticker stays bare."
     from finrag.ner import LEGAL_SUFFIX
@@ -200,6 +207,7 @@ def _template_questions(store, nd:int, nr:int, seed:int, ner, n_support:int=3) -
 LLM_QUESTION_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["question", "reference_answer"],
                        "properties": {"question": {"type": "string"}, "reference_answer": {"type": "string"}}}
 
+# %% ../../nbs/16_graphrag.questions.ipynb #73e1afbd
 _LLM_Q_SYSTEM = ("You write evaluation questions for a financial news search engine. Use only the news given. "
                  "Reply with JSON: {\"question\": ..., \"reference_answer\": ...}.")
 

@@ -29,6 +29,7 @@ class ContextItem:
     via: dict|None = None      # network evidence: {seed, neighbour, edge_intensity}
     doc_id: str|None = None    # the news item (article) the chunk comes from
 
+# %% ../../nbs/15_graphrag.rag.ipynb #cef76e48
 @dataclass
 class RAGResult:
     "A retrieval (and optionally an answer) for one question in one mode ('vector' | 'graph'; 'auto' resolves to one of them)."
@@ -51,6 +52,7 @@ def chunk_tokens(text:str, chars_per_token:float=4.0) -> int:
     "Tokens of a chunk's text for the context budget: ceil(characters / `chars_per_token`) (≈ 4 for English BPE)."
     return max(1, math.ceil(len(text) / chars_per_token))
 
+# %% ../../nbs/15_graphrag.rag.ipynb #459ee517
 def fill_budget(items:list, max_chunks:int, max_tokens:int|None=None, tokens=None) -> list:
     "The first of `items` (in order) that fit `max_chunks` and `max_tokens` (`tokens(item)`); an item that would overflow the tokens is skipped, later smaller ones may still fit."
     tokens = tokens or (lambda c: chunk_tokens(c.text))
@@ -62,10 +64,12 @@ def fill_budget(items:list, max_chunks:int, max_tokens:int|None=None, tokens=Non
         out.append(c); used += n
     return out
 
+# %% ../../nbs/15_graphrag.rag.ipynb #6c96253d
 def budget_of(res:RAGResult) -> tuple[int, int]:
     "(chunks, tokens) of `res`'s context: the budget to give another mode for an equal-budget comparison."
     return len(res.contexts), sum(chunk_tokens(c.text) for c in res.contexts)
 
+# %% ../../nbs/15_graphrag.rag.ipynb #38503965
 def budget_select(pool:list,            # `ContextItem`s: seeds and network evidence, `score` comparable across roles
                   anchors:list[str],    # the question's entities (tickers)
                   max_chunks:int, max_tokens:int,
@@ -115,13 +119,16 @@ RELATIONAL_CUES = re.compile(r"\b(affect(?:s|ed|ing)?|impact(?:s|ed)?|influenc\w
                              r"suppliers?|competitors?|rivals?|peers?|partners?|customers?|ripple|knock-on|contagion|"
                              r"for each|compared? (?:to|with)|versus|vs\.?)\b", re.I)
 
+# %% ../../nbs/15_graphrag.rag.ipynb #ee16a857
 OPEN_CUES = re.compile(r"\b(which|besides|alongside|other|rivals?|competitors?|peers?|holdings?|holders?|shareholders?|"
                        r"stocks|companies|names|giants|megacaps?|chipmakers?|banks)\b", re.I)
 
+# %% ../../nbs/15_graphrag.rag.ipynb #c8c6a210
 def is_open_question(question:str) -> bool:
     "A question about relations or about companies it does not name: a relational cue or an open cue ('which', 'other', 'stocks', 'chipmakers' …)."
     return bool(RELATIONAL_CUES.search(question) or OPEN_CUES.search(question))
 
+# %% ../../nbs/15_graphrag.rag.ipynb #7b3f5435
 def route_question(question:str, entities:list[str]) -> tuple[str, str]:
     "('graph' | 'vector', why): relational (≥ 2 entities named, or a relational cue) → Graph-RAG, else vector (P1 §6's recommendation)."
     cue = RELATIONAL_CUES.search(question)
@@ -129,6 +136,7 @@ def route_question(question:str, entities:list[str]) -> tuple[str, str]:
     if cue: return "graph", f"relational cue {cue.group(0)!r}" + (f" about {entities[0]}" if entities else "")
     return "vector", (f"one entity ({entities[0]})" if entities else "no known entity") + " and no relational cue: a direct question"
 
+# %% ../../nbs/15_graphrag.rag.ipynb #868433d2
 MODES, GRAPH_MODES = ("vector", "graph", "auto"), ("paper", "budget")
 
 # %% ../../nbs/15_graphrag.rag.ipynb #f8dc3518
@@ -282,13 +290,18 @@ class GraphRAG:
 
 # %% ../../nbs/15_graphrag.rag.ipynb #ee8b99a4
 NEWS_OPEN, NEWS_CLOSE = FENCE_OPEN.format(kind="NEWS", id="{id}"), FENCE_CLOSE.format(kind="NEWS")
+
+# %% ../../nbs/15_graphrag.rag.ipynb #36549d70
 SYSTEM_PROMPT = ("You are a financial analyst. Answer the question using only the news items in the context. " +
                  FENCE_RULE.format(item="news item", kind="NEWS", id="CHUNK_ID", source="news articles") + " "
                  "Answer in at most four sentences and do not repeat yourself. Name the companies involved and say whether "
                  "the news is positive or negative for each. End every sentence with the CHUNK_ID of the news item it comes from "
                  "in square brackets, e.g. [3f2a9c01]. If the context does not answer the question, say so.")
+
+# %% ../../nbs/15_graphrag.rag.ipynb #5f676689
 CITE_ID_CHARS = 8   # chunk ids are shown (and cited) by their first 8 hex digits: easier for a small model to copy
 
+# %% ../../nbs/15_graphrag.rag.ipynb #e7cbcdb6
 def _fmt(c:ContextItem, scores:bool) -> str:
     "One context chunk fenced as untrusted data (`finrag.core.fence`), its date, tickers (and scores, edge) on the opening line."
     head = f"({c.date or 'undated'}; tickers: {', '.join(c.tickers) or '-'}"
@@ -318,6 +331,7 @@ def prompt_tokens_estimate(messages:list[dict], chars_per_token:float=CHARS_PER_
     "A conservative token estimate of chat `messages` (characters / `chars_per_token`, plus 8 per message)."
     return int(sum(len(m["content"]) for m in messages) / chars_per_token) + 8*len(messages)
 
+# %% ../../nbs/15_graphrag.rag.ipynb #8f09b2b5
 def fit_context(res:RAGResult, budget_tokens:int) -> int:
     "Drop network evidence (least similar first), then seeds (lowest first), until `build_prompt(res)` fits; returns how many were dropped."
     dropped = 0
@@ -344,6 +358,7 @@ def check_citations(text:str, chunk_ids:list[str]) -> dict:
             (cited if len(hit) == 1 else unknown).append(hit[0] if len(hit) == 1 else t)
     return {"cited": list(dict.fromkeys(cited)), "unknown": list(dict.fromkeys(unknown))}
 
+# %% ../../nbs/15_graphrag.rag.ipynb #8723c9d4
 def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
            frequency_penalty:float=0.3,  # OpenAI's penalty on repeated tokens
            repeat_penalty:float=1.1,     # llama.cpp's penalty on the last 64 tokens; with the above, no looping sentences
@@ -363,6 +378,7 @@ def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
     res.timings["llm"] = t["llm"]
     return res
 
+# %% ../../nbs/15_graphrag.rag.ipynb #57a2aa1c
 def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool=True, rag:GraphRAG|None=None, on_token=None) -> RAGResult:
     "Retrieve for `question` in `mode` and, unless `use_llm` is False, answer it (streaming to `on_token` if given)."
     rag = rag or GraphRAG(store)

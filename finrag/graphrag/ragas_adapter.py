@@ -15,8 +15,11 @@ __all__ = ['RAGAS_LLM_METRICS', 'RAGAS_OFFLINE_METRICS', 'ragas_embeddings', 'ra
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 RAGAS_LLM_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+
+# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #80113fc1
 RAGAS_OFFLINE_METRICS = ("non_llm_context_recall", "non_llm_context_precision", "string_similarity")
 
+# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #1ac9fac1
 _RAGAS_EMB_CLS = None
 
 def ragas_embeddings(embedder=None):
@@ -35,6 +38,7 @@ def ragas_embeddings(embedder=None):
         _RAGAS_EMB_CLS = FinragRagasEmbedding
     return _RAGAS_EMB_CLS(embedder or get_embedder())
 
+# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #3bea37e0
 def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, else the local llama.cpp server (started)
               model:str|None=None,      # None = FINRAG_LLM_MODEL, else `[models] llm_model`
               api_key:str|None=None,    # None = FINRAG_LLM_API_KEY

@@ -36,6 +36,7 @@ def dev_split(ds:BeirDataset,          # a dataset with qrels
 # %% ../../nbs/27_hierarchical.eval.ipynb #0a80be6c
 STEPS = ("lowercase", "units", "abbreviations", "typos", "keywords", "tables")   # the rule-based pre-retrieval steps
 
+# %% ../../nbs/27_hierarchical.eval.ipynb #9d5070da
 def flat_run(method:str,            # 'bm25' | 'dense'
              ds:BeirDataset, embedder=None, cache_dir=None, k:int=100) -> dict:
     "{qid: {doc id: score}}: the top `k` of BM25 or the bi-encoder (`DenseRetriever`, vectors cached in `cache_dir`) over `ds`."

@@ -34,6 +34,7 @@ def default_tokenizer():
     tok = Tokenizer.from_file(str(f)); tok.no_truncation(); tok.no_padding()
     return tok
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #29c32433
 def count_tokens(text:str, tokenizer=None) -> int:
     "Tokens in `text` without special tokens, by a `tokenizers.Tokenizer`, a Hugging Face tokenizer, an object with `.encode`, or a function str -> int."
     tok = tokenizer if tokenizer is not None else default_tokenizer()
@@ -58,6 +59,8 @@ def _llm_text(llm, messages, step, report, max_tokens):
 # %% ../../nbs/22_hierarchical.expansion.ipynb #50e2c365
 KEYWORD_SCHEMA = {"type": "object", "properties": {"keywords": {"type": "array", "items": {"type": "string", "maxLength": 40},
                   "minItems": 1, "maxItems": 4}}, "required": ["keywords"]}
+
+# %% ../../nbs/22_hierarchical.expansion.ipynb #eabdfdfd
 KEYWORD_PROMPT = """Give 1 to 4 search keywords for this question about company filings.
 Rules:
 - use words of the question where possible;
@@ -66,6 +69,7 @@ Rules:
 - do not include years.
 Question: {query}"""
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #d24d1203
 def corpus_idf(texts) -> dict:
     "BM25 IDF of each lower-case word over `texts`: log(1 + (N - df + 0.5)/(df + 0.5))."
     texts = list(texts); df = Counter()
@@ -73,6 +77,7 @@ def corpus_idf(texts) -> dict:
     n = len(texts)
     return {w: math.log(1 + (n - d + 0.5)/(d + 0.5)) for w, d in df.items()}
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #5fde56af
 def _clean_keywords(items, k:int) -> list[str]:
     out, seen = [], set()
     for x in items if isinstance(items, list) else []:
@@ -115,6 +120,7 @@ def keywords_fallback(query:str,                   # the raw query
         cands += sorted(dict.fromkeys(words), key=lambda w: -idf[w])
     return _clean_keywords(cands, k)
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #b9611fde
 def extract_keywords(query:str,
                      llm=None,                     # an `LLMClient`-like object; None = `get_llm()`
                      use_llm:bool=True,            # False = the rule-based fallback only
@@ -131,6 +137,7 @@ def extract_keywords(query:str,
     report_add(report, "keywords.fallback")
     return keywords_fallback(query, idf, glossary, k)
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #1da6549d
 def append_keywords(query:str, keywords:list[str]) -> str:
     "`'<query>\\n\\n<kw1, kw2>'` (cv-lee/FinanceRAG's format); the query alone when there are none."
     return f"{query}\n\n{', '.join(keywords)}" if keywords else query
@@ -138,9 +145,12 @@ def append_keywords(query:str, keywords:list[str]) -> str:
 # %% ../../nbs/22_hierarchical.expansion.ipynb #4ee2b975
 PARAPHRASE_PROMPT = """Rewrite the question below in {n} different ways. Keep its meaning, and keep every figure, name and year.
 Question: {query}"""
+
+# %% ../../nbs/22_hierarchical.expansion.ipynb #92e930c8
 HYDE_PROMPT = """Write a short passage from a company's annual report (10-K) that answers the question below. State the figures the answer needs.
 Question: {query}"""
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #54e11d08
 def paraphrase(query:str, n:int=3, llm=None, report:PreRetrievalReport|None=None) -> list[str]:
     "Up to `n` paraphrases of `query` from the LLM; `[query]` when none is usable (counted `paraphrases.fallback`)."
     schema = {"type": "object", "properties": {"paraphrases": {"type": "array", "items": {"type": "string"},
@@ -155,6 +165,7 @@ def paraphrase(query:str, n:int=3, llm=None, report:PreRetrievalReport|None=None
     if not out: report_add(report, "paraphrases.fallback"); return [query]
     report_add(report, "paraphrases.llm"); return out[:n]
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #302af528
 def hyde(query:str, llm=None, max_tokens:int=160, report:PreRetrievalReport|None=None) -> str:
     "A hypothetical answering passage for `query` (HyDE, Gao et al. 2022); `query` itself on failure (counted `hyde.fallback`)."
     text = _llm_text(default_llm(llm), [{"role": "user", "content": HYDE_PROMPT.format(query=query)}], "hyde", report, max_tokens)
@@ -172,6 +183,7 @@ def figures(text:str) -> list[str]:
         if (len(f) > 1 or "." in f) and f not in out: out.append(f)
     return out
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #ca44fe36
 def figure_coverage(original:str, summary:str) -> float:
     "Share of the original's `figures` found in the summary (1.0 when the original has none)."
     orig = figures(original)
@@ -179,6 +191,7 @@ def figure_coverage(original:str, summary:str) -> float:
     kept = set(figures(summary))
     return sum(f in kept for f in orig)/len(orig)
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #f719f3b3
 def restore_figures(original:str, summary:str, min_coverage:float=0.9) -> str:
     "`summary`, plus the original sentences holding missing figures when coverage < `min_coverage` (deterministic)."
     if figure_coverage(original, summary) >= min_coverage: return summary
@@ -194,6 +207,7 @@ SUMMARY_PROMPT = """Summarize this part of a financial document in at most {word
 
 {text}"""
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #1ba6ce26
 def summarize_long(doc:str,                        # the document text
                    max_tokens:int=512,             # summary budget (tokens), shared by the pieces
                    threshold_tokens:int=8192,      # only documents longer than this are summarised

@@ -50,17 +50,25 @@ def split_halves(emb:np.ndarray,        # (n, d) document embeddings in rank ord
 
 # %% ../../nbs/25_hierarchical.longcontext.ipynb #2de7bca2
 UNKNOWN = "unknown"
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #78891afa
 ANSWER_SCHEMA = {"type": "object", "properties": {
     "answer": {"type": "string", "maxLength": 80}, "definitive": {"type": "boolean"},
     "confidence": {"type": "integer", "minimum": 0, "maximum": 100}}, "required": ["answer", "definitive", "confidence"]}
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #81574344
 ANSWER_SYSTEM = ("You answer questions about financial documents using only the documents given. " +
                  FENCE_RULE.format(item="document", kind="DOCUMENT", id="N", source="filings and reports"))
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #287139d8
 ANSWER_PROMPT = """Documents:
 {context}
 
 Question: {question}
 
 Reply in JSON with "answer" (short), "definitive" (true only if the documents state the answer) and "confidence" (0-100)."""
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #4c62cd17
 _NO_ANSWER = re.compile(r"^\W*(unknown|n/?a|none|not (stated|given|available|mentioned|provided|found)|cannot be determined"
                         r"|(i )?(do not|don't) know|no answer|insufficient)", re.I)
 
@@ -77,6 +85,7 @@ class HalfAnswer:
     truncated: int = 0              # documents cut or dropped to fit the threshold
     text: str = ""                  # the raw reply
 
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #b4864fb6
 def parse_half(data, half:HalfAnswer) -> HalfAnswer:
     "Fill `half` from a parsed JSON reply; malformed (not the schema's shape) leaves it non-definitive with `parsed=False`."
     if not isinstance(data, dict) or not isinstance(data.get("answer"), str) or not data["answer"].strip() \
@@ -114,6 +123,7 @@ def answer_confidence(text:str,          # the JSON reply
         pos += nb
     return 100.0*math.exp(sum(lps)/len(lps)) if lps else None
 
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #8965f700
 def json_with_logprobs(llm,                  # an `LLMClient`, or any object with `.json(messages, schema, max_tokens=, logprobs=)`
                        messages:list,
                        schema:dict,
@@ -153,6 +163,7 @@ class LongContextAnswer:
     parts: list = field(default_factory=list)   # the HalfAnswer of each call
     docs: list|None = None          # the documents actually split (pieces, when one long document was split)
 
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #751d07fb
 def _embed(embed, texts:list[str]) -> np.ndarray:
     embed = default_embedder(embed)
     v = np.asarray(embed.encode(texts) if hasattr(embed, "encode") else embed(texts), dtype=np.float64)

@@ -41,6 +41,7 @@ class PreRetrievalReport:
         if self.timings: lines.append("seconds: " + ", ".join(f"{k}={v:.2f}" for k, v in self.timings.items()))
         return "\n".join(lines)
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #d1f0b05e
 def report_add(report, key, n=1):
     "`report.add(key, n)` when a `PreRetrievalReport` is given; None counts nothing."
     if report is not None: report.add(key, n)
@@ -164,6 +165,7 @@ class GlossaryEntry:
     expansion: str
     case_sensitive: bool
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #ad84722f
 def _glossary_pattern(entries) -> re.Pattern:
     alts = []
     for e in sorted(entries, key=lambda e: (-len(e.abbreviation), e.abbreviation)):
@@ -227,6 +229,7 @@ class Glossary:
             return f"{m.group(0)} ({e.expansion})"
         return self._re.sub(rep, text)
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #bb0d760a
 @lru_cache(maxsize=4)
 def _glossary(path:str, mtime:float) -> Glossary: return Glossary.load(path)
 
@@ -246,12 +249,14 @@ def word_counts(texts) -> Counter:
     for t in texts: c.update(w for w in re.findall(r"[a-z]+", str(t).lower()))
     return c
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #2c7064c2
 @lru_cache(maxsize=1)
 def english_words() -> frozenset:
     "The 82,765 words of SymSpell's English frequency dictionary (shipped in `symspellpy`)."
     f = importlib.resources.files("symspellpy")/"frequency_dictionary_en_82_765.txt"
     return frozenset(line.split(" ", 1)[0] for line in f.read_text(encoding="utf-8").splitlines() if line)
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #51234f8d
 class TypoCorrector:
     "Corrects unknown words to the closest frequent corpus word (SymSpell); leaves numbers, acronyms, glossary and known words."
     def __init__(self,
@@ -329,6 +334,7 @@ def split_table_row(line:str, markdown:bool) -> list[str]:
         if s.endswith("|") and not s.endswith("\\|"): s = s[:-1]
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", s)]
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #8aacae43
 def is_separator_row(cells:list[str]) -> bool:
     "A Markdown header separator: every cell is dashes with optional alignment colons (`---`, `:---:`)."
     cells = [c for c in cells if c.strip()]

@@ -27,10 +27,12 @@ __all__ = ['STAGE_SCORERS', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_S
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "maxsim", "llm", "ce", "ce:<path>")
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #e9012d28
 def finetuned_ce_dir() -> Path:
     "Where nbs/24_hierarchical.rerank saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
     return get_settings().cache_dir/"models"/"ce-minilm-financerag-dev"
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #04b0d8a0
 def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
@@ -62,8 +64,11 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #7b7be011
 STAGE2_CANDIDATE = "maxsim"    # best non-LLM stage-2 scorer measured (nbs/24, results/p2_stage2_choice.json); not a default (see `[hierarchical] stage2`)
+
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #48a0b4bf
 DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #a679d657
 class RawTextScorer:
     "A stage-2 scorer that reads the raw query and documents (`corpus`: the raw doc id → {'title', 'text'}) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query` for the duration of one ranking."
     def __init__(self, scorer, corpus:dict):
@@ -74,6 +79,7 @@ class RawTextScorer:
         raw = docs if ids is None else [doc_text(self.corpus[i]) if i in self.corpus else d for i, d in zip(ids, docs)]
         return self.scorer.score(query if self.query is None else self.query, raw)
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #3c7b9530
 def _llm_of(scorer):
     "The `LLMClient` a scorer calls (LLM judges), else None."
     return getattr(scorer, "llm", None) if hasattr(getattr(scorer, "llm", None), "stats") else None
@@ -134,6 +140,7 @@ def query(self:HierarchicalRetriever, text:str) -> str:
     "The query after the pre-retrieval steps (unchanged when pre-retrieval is off)."
     return text if self.pre is None else self.pre.query(text)
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #b726cdcf
 @patch
 def rank(self:HierarchicalRetriever, query:str, excluded=(), scores:bool=False) -> list:
     "[(doc id, stage)] best first: the cascade's top `final_k`, then the rest of stage 1's survivors (stage=1), by `Cascade(backfill=True)`; with `scores`, [(doc id, score, stage)] (each stage's own scale)."
@@ -153,6 +160,7 @@ def rank(self:HierarchicalRetriever, query:str, excluded=(), scores:bool=False) 
         self.query_stats[self.n_queries] = {k: sum(d[k] for d in deltas) for k in USAGE_KEYS}
     return r if scores else [(d, st) for d, _, st in r]
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #722c3be3
 @patch
 def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
     "{qid: {doc id: rank-based score}} of `rank`, cut to `k` (see above)."
@@ -162,6 +170,7 @@ def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|No
         run[q] = {d: float(len(r) - i) for i, (d, _) in enumerate(r)}
     return run
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #38dea6df
 @patch
 def stage_seconds(self:HierarchicalRetriever) -> dict:
     "Mean seconds per query of each query-time step that ran (pre-retrieval of the query, stage 1, stage 2)."
@@ -201,6 +210,7 @@ class Answer:
     answer_seconds: float
     result: LongContextAnswer = field(repr=False, default=None)
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #f17fa809
 def answer_question(question:str,                  # the user's question
                     retriever:HierarchicalRetriever, # built over the corpus to answer from
                     llm=None,                      # an `LLMClient`; None = `get_llm()`
@@ -233,6 +243,7 @@ def numeric_answer(text:str) -> float|None:
     m = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)\s*(?:usd|eur|gbp|jpy|percent|%|x|times)?", t, re.I)
     return float(m.group(1)) if m else None
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #101c1642
 def numeric_match(pred:str, gold:float, rel_tol:float=0.01) -> bool:
     "Whether some number of `pred` is within `rel_tol` of `gold`, also after a 10^±3/6/9 rescale (millions vs units) or a sign flip."
     for m in _NUMERIC.finditer(normalize_units(str(pred or "")).replace(",", "")):
@@ -241,13 +252,17 @@ def numeric_match(pred:str, gold:float, rel_tol:float=0.01) -> bool:
             if math.isclose(p*f, abs(gold), rel_tol=rel_tol, abs_tol=1e-9): return True
     return False
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #40e95c4d
 JUDGE_SCHEMA = {"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"]}
+
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #e21ac6b7
 JUDGE_PROMPT = """Question: {question}
 Reference answer: {gold}
 Candidate answer: {pred}
 
 Does the candidate answer say the same as the reference answer (same facts and figures; wording may differ)? Reply in JSON with "correct" (true or false)."""
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #870829b9
 def judge_answer(question:str, gold:str, pred:str, llm) -> bool|None:
     "The LLM as judge of a prose answer: True/False, None when its reply does not parse; 'unknown' is never correct."
     if not str(pred or "").strip() or str(pred).strip().lower() == UNKNOWN: return False

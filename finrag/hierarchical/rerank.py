@@ -94,8 +94,10 @@ def zscore(s:np.ndarray) -> np.ndarray:
     z = (s - s[ok].mean())/sd if sd > 0 else np.zeros(len(s))
     return np.where(ok, z, z[ok].min())
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #dbed7ee8
 POOL_FUSIONS = ("rrf", "z")
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #840f18d4
 def fuse_pool(score_lists:list,      # k (n,) score arrays of one pool, one per scorer (any scale)
               fusion:str="rrf",      # 'rrf': Σ w/(rrf_k + rank) | 'z': Σ w·zscore (CombSUM of standard scores)
               weights=None,          # k weights; None = all 1
@@ -111,6 +113,7 @@ def fuse_pool(score_lists:list,      # k (n,) score arrays of one pool, one per 
         return sum(wi*_pool_rrf([s], rrf_k) for wi, s in zip(w, score_lists))
     return sum(wi*zscore(s) for wi, s in zip(w, score_lists))
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #35c20e37
 class HybridScorer:
     "Fusion of several scorers over the pool: reciprocal rank fusion Σ 1/(rrf_k + rank) (`finrag.retrieval.rrf`) or the sum of standard scores (`fuse_pool`)."
     def __init__(self,
@@ -162,6 +165,7 @@ class MaxSimScorer:
 # %% ../../nbs/24_hierarchical.rerank.ipynb #10bdbd2a
 PAPER_RERANKERS = ("jinaai/jina-reranker-v3", "jinaai/jina-reranker-v2-base-multilingual", "BAAI/bge-reranker-v2-m3")
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #39d702d5
 def load_cross_encoder(model:str,            # a local folder or a hub id (see `PAPER_RERANKERS`)
                        max_length:int|None=None, # tokens per (query, doc) pair; None = the model's
                        num_labels:int|None=None, # 1 to add a fresh one-logit head to a plain encoder
@@ -179,6 +183,7 @@ def load_cross_encoder(model:str,            # a local folder or a hub id (see `
             "fine-tune one from the packaged MiniLM with finrag.hierarchical.rerank.finetune_cross_encoder and pass its folder, "
             "or use the bm25 / biencoder / maxsim scorers") from None
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #6fe0aee4
 class CrossEncoderScorer:
     "Relevance of (query, doc) pairs from a sentence-transformers `CrossEncoder` (sigmoid of its logit)."
     def __init__(self,
@@ -203,8 +208,11 @@ class CrossEncoderScorer:
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #0af62a6d
 QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
+
+# %% ../../nbs/24_hierarchical.rerank.ipynb #7a40789c
 DEFAULT_INSTRUCTION = "Given a financial question, judge whether the document contains the information needed to answer it"
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #41b40d99
 class LLMYesNoScorer:
     "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.relevance.relevance_many`), one cached LLM call per document, `concurrency` at once."
     name = "llm-yesno"
@@ -240,8 +248,10 @@ def minmax(s:np.ndarray) -> np.ndarray:
     lo, hi = s[ok].min(), s[ok].max()
     return np.where(ok, (s - lo)/(hi - lo) if hi > lo else 0.0, 0.0)
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #0bd7e949
 FUSIONS = ("rrf", "interp")
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #5f5f06a7
 def fuse_scores(prev:np.ndarray,         # (n,) the previous stage's scores of the pool
                 new:np.ndarray,          # (n,) this stage's scores of the same pool
                 fusion:str="rrf",        # 'rrf' (rank fusion) | 'interp' (weighted min-max interpolation)
@@ -254,6 +264,7 @@ def fuse_scores(prev:np.ndarray,         # (n,) the previous stage's scores of t
     if not 0.0 <= weight <= 1.0: raise InputError(f"weight must be in [0, 1], got {weight}", field="weight")
     return weight*minmax(new) + (1.0 - weight)*minmax(prev)
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #95826bd7
 def score_margin(s:np.ndarray,           # (n,) scores of the pool
                  at:int=2) -> float:     # compare the best with the `at`-th best
     "(best − `at`-th best)/(best − worst) in [0, 1]: 1 = stage is sure (or < 2 documents), 0 = tie at the top."
@@ -329,6 +340,7 @@ def rank(self:Cascade, query:str, candidates:dict) -> list:
     self.n_queries += 1
     return [(d, float(v), st) for d, v in zip(ids, prev if prev is not None else [])] + tail
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #7560d5f8
 @patch
 def rerank(self:Cascade, query:str, candidates:dict) -> list:
     "[(doc id, score), ...] of `rank`; with `backfill` the scores are rank-based (n − rank), since stages differ in scale."
@@ -355,6 +367,7 @@ def run(self:Cascade, ds:BeirDataset, candidates_run:dict|None=None, query_ids=N
         run[q] = dict(self.rerank(ds.queries[q], {d: doc(d) for d in pool if d not in ex}))
     return run
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #dad4efc7
 @patch
 def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
     "`Retriever` protocol over the whole `corpus` given at construction: the cascade's top `k` per query."
@@ -362,6 +375,7 @@ def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> di
     ds = BeirDataset("search", self.corpus, queries, {})
     return {q: dict(list(h.items())[:k]) for q, h in self.run(ds, excluded=excluded).items()}
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #965449b5
 @patch
 def stage_seconds(self:Cascade) -> dict:
     "Mean seconds per query of each stage that ran (`stage1`, `stage2`, …) since the last `reset`."

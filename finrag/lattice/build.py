@@ -61,6 +61,7 @@ def merge_small_clusters(labels:np.ndarray, # (n,) cluster labels 0..k-1
         kept.pop(small); merged += 1
     return labels, kept, merged
 
+# %% ../../nbs/33_lattice.build.ipynb #8f616f59
 def repair_partition(data,                 # the parsed LLM answer (any JSON value, or None)
                      shown:list[int],      # item number in the prompt -> item index in the node
                      emb:np.ndarray,       # (n, d) normalised embeddings of the node's items
@@ -192,10 +193,12 @@ class _Builder:
 # %% ../../nbs/33_lattice.build.ipynb #230ffff6
 MAX_SHARE = 0.9   # an LLM partition whose largest cluster holds more than this share of the items is unusable
 
+# %% ../../nbs/33_lattice.build.ipynb #6a5da4d3
 def n_clusters(n:int, M:int, max_leaf_docs:int) -> int:
     "Clusters to ask for when splitting n documents: enough for leaf-sized children, at most M, at least 2."
     return max(2, min(M, math.ceil(n / max_leaf_docs)))
 
+# %% ../../nbs/33_lattice.build.ipynb #75f074e1
 @patch
 def llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
     "Labels over `idx` and per-cluster {'name','summary'} from the LLM (at most `k` clusters), or None (unusable answer)."
@@ -212,6 +215,7 @@ def llm_split(self:_Builder, idx:list, k:int) -> tuple[np.ndarray, list]|None:
     c["ids_dropped"] += rep["dropped_ids"]; c["clusters_merged"] += rep["merged"]
     return labels, meta
 
+# %% ../../nbs/33_lattice.build.ipynb #4097630e
 @patch
 def split(self:_Builder, idx:list, depth:int=0) -> tuple[np.ndarray, list]:
     "Split documents `idx` (a node at `depth`) into ≥ 2 clusters: (labels, per-cluster meta or None)."
@@ -226,6 +230,7 @@ def split(self:_Builder, idx:list, depth:int=0) -> tuple[np.ndarray, list]:
     self.counts["clusters_merged"] += merged
     return labels, [None] * int(labels.max() + 1)
 
+# %% ../../nbs/33_lattice.build.ipynb #381c104d
 @patch
 def top_down(self:_Builder, idx:list, depth:int=0, summary:dict|None=None) -> SemanticNode:
     "The subtree over documents `idx` (indices into the corpus order), built by recursive splitting."
@@ -258,6 +263,7 @@ def group(self:_Builder, embs:np.ndarray, target:int) -> list[np.ndarray]:
         else: out.append(g)
     return out
 
+# %% ../../nbs/33_lattice.build.ipynb #15927f2f
 @patch
 def stack_levels(self:_Builder, nodes:list, docs:list) -> SemanticNode:
     "Join `nodes` (each covering the documents in `docs[i]`) bottom-up until at most `branching` remain; returns the root."
@@ -269,6 +275,7 @@ def stack_levels(self:_Builder, nodes:list, docs:list) -> SemanticNode:
                        [sum((docs[i] for i in g), []) for g in groups])
     return self.internal(nodes, sum(docs, []))
 
+# %% ../../nbs/33_lattice.build.ipynb #f1042831
 @patch
 def bottom_up(self:_Builder) -> SemanticNode:
     n = len(self.ids)
@@ -276,6 +283,7 @@ def bottom_up(self:_Builder) -> SemanticNode:
     groups = [g.tolist() for g in self.group(self.emb, self.max_leaf)]
     return self.stack_levels([self.leaf_parent(g) for g in groups], groups)
 
+# %% ../../nbs/33_lattice.build.ipynb #d1bcf310
 @patch
 def hybrid(self:_Builder) -> SemanticNode:
     n = len(self.ids)
@@ -309,8 +317,11 @@ def _deviations(b:_Builder) -> list[str]:
 
 # %% ../../nbs/33_lattice.build.ipynb #e3fc4585
 STRATEGIES = ("top-down", "bottom-up", "hybrid")
+
+# %% ../../nbs/33_lattice.build.ipynb #6b6ace7a
 BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs", "partition_tokens", "llm_depth")
 
+# %% ../../nbs/33_lattice.build.ipynb #ace5c92d
 def build_options(config:LatticeSettings|None=None, # None = `get_settings().lattice`
                   **given                           # options of `build_tree` (None: not given)
                  ) -> dict:
@@ -320,6 +331,7 @@ def build_options(config:LatticeSettings|None=None, # None = `get_settings().lat
     for k in ("branching", "max_leaf_docs", "partition_tokens", "llm_depth"): check_range(LatticeSettings, k, o[k], option=k)
     return o | {"partition_tokens": o["partition_tokens"] or None, "llm_depth": o["llm_depth"] or None}
 
+# %% ../../nbs/33_lattice.build.ipynb #edf355b4
 def build_tree(data,                        # a `BeirDataset`, or a corpus dict {doc id: {'title','text'} or str}
                strategy:str|None=None,      # 'top-down' (LLM partitions, the paper's v2 default) | 'bottom-up' (agglomerative) | 'hybrid'
                llm=None,                    # `.json(messages, schema, **kw)` client; None = `finrag.llm.get_llm()`, started only if needed
@@ -375,8 +387,11 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
 
 # %% ../../nbs/33_lattice.build.ipynb #647fee16
 LLM_SPEEDS = {"qwen2.5-coder-1.5b": (28.0, 10.0), "qwen2.5-coder-0.5b": (60.0, 20.0), "smollm2-135m-instruct": (300.0, 40.0)}
+
+# %% ../../nbs/33_lattice.build.ipynb #79665e14
 DEFAULT_SPEED = (25.0, 8.0)   # (prompt, decode) tokens/s assumed for an unknown model
 
+# %% ../../nbs/33_lattice.build.ipynb #7059e5ce
 def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or str)
                    strategy:str|None=None, summarizer:str|None=None, partitioner:str|None=None,
                    branching:int|None=None, max_leaf_docs:int|None=None,

@@ -14,6 +14,7 @@ __all__ = ['METRICS', 'TREE_FIELDS', 'retrieval_metrics', 'cost_summary', 'latti
 # %% ../../nbs/37_lattice.eval.ipynb #a5e860ba
 METRICS = ("ndcg@10", "recall@100")   # what P3 reports (the paper: nDCG@10; recall@100 for the cheap retrievers' depth)
 
+# %% ../../nbs/37_lattice.eval.ipynb #5ac9c828
 def retrieval_metrics(run:dict,     # {qid: {doc id: score}}; a missing query counts as an empty ranking
                       qids,         # the queries to evaluate (each must have qrels)
                       qrels:dict) -> dict:
@@ -43,6 +44,7 @@ TREE_FIELDS = ("strategy", "n_docs", "model", "summarizer", "doc_summarizer", "p
                "leaf_slate_size", "llm", "seconds", "summaries", "summary_fallbacks", "partition_llm", "partition_fallbacks",
                "partition_kmeans", "items_repaired", "deviations")
 
+# %% ../../nbs/37_lattice.eval.ipynb #1b9942cb
 def tree_stats(tree) -> dict:
     "{field: value} of `TREE_FIELDS` from a `SemanticTree`'s build `stats` (None where not recorded)."
     return {x: tree.stats.get(x) for x in TREE_FIELDS}

@@ -41,6 +41,7 @@ RELEVANCE_DEFINITIONS = {
     "finance": "A document is relevant if it contains the facts, figures or statements needed to answer the financial question.",
 }
 
+# %% ../../nbs/34_lattice.scorers.ipynb #c9f6460a
 def fit_descriptions(descs:list[str],   # candidate texts
                      budget_chars:int,  # total characters allowed
                      min_chars:int=80   # no description is cut below this
@@ -57,6 +58,7 @@ def fit_descriptions(descs:list[str],   # candidate texts
     cap = lo
     return [x if len(x) <= cap else x[:cap].rstrip() + " …" for x in d]
 
+# %% ../../nbs/34_lattice.scorers.ipynb #498e2d1f
 def traversal_messages(query:str, descs:list[str], leaf:bool, relevance:str, reasoning:bool=True) -> list[dict]:
     "The chat messages asking to score `descs` for `query` (leaf variant for passages, cluster variant for topics)."
     role = ("You are a search agent judging candidate passages for a user's query." if leaf else
@@ -76,6 +78,7 @@ def traversal_messages(query:str, descs:list[str], leaf:bool, relevance:str, rea
             "\n".join(f"{j}. {s}" for j, s in enumerate(steps, 1)) + f"\n\nAnswer with one JSON object with the keys {keys}.")
     return [{"role": "system", "content": role}, {"role": "user", "content": user}]
 
+# %% ../../nbs/34_lattice.scorers.ipynb #0f22b90e
 def traversal_schema(n:int, reasoning:bool=True, reasoning_chars:int=600, strict:bool=True) -> dict:
     "JSON schema of the answer for a slate of `n` candidates (strict: one [i, score] pair per candidate, in order)."
     if strict:
@@ -163,6 +166,7 @@ class LLMScorer:
 # %% ../../nbs/34_lattice.scorers.ipynb #79813268
 MASKED_DESC = "No Description."   # what a slate shows in place of a masked (excluded) item
 
+# %% ../../nbs/34_lattice.scorers.ipynb #ebeeb060
 def slate_descriptions(nodes:list,        # `SemanticNode`s of a slate (None = a masked item)
                        budget_tokens:int|None, # total tokens of the slate's descriptions; None = each node's `desc`
                        min_chars:int=60   # no document is cut below this
@@ -188,6 +192,7 @@ POINTWISE_INSTRUCTIONS = {
     False: ("The document describes one topic of a document collection. Judge whether documents relevant to the query are "
             "likely to be found under this topic. {relevance}")}
 
+# %% ../../nbs/34_lattice.scorers.ipynb #c509fe2a
 class PointwiseScorer:
     "Scores a slate item by item: P(yes) of a yes/no relevance question from the first answer token's log-probabilities (see above)."
     name = "pointwise"

@@ -56,6 +56,7 @@ class TreeIndex:
 # %% ../../nbs/36_lattice.search.ipynb #0c67e37d
 PATH_FLOOR = 0.09   # local scores at or below this are not mixed with the parent's path relevance
 
+# %% ../../nbs/36_lattice.search.ipynb #9ad87ae9
 def path_relevance(local:float,        # the node's local (raw LLM) score, 0..1
                    parent_path:float,  # the parent's path relevance
                    alpha:float         # weight of the local score (public `relevance_chain_factor`, 0.5)
@@ -63,6 +64,7 @@ def path_relevance(local:float,        # the node's local (raw LLM) score, 0..1
     "α·local + (1−α)·parent_path when local > 0.09, else local (public `chain_path_rel_fn`)."
     return alpha * local + (1 - alpha) * parent_path if local > PATH_FLOOR else local
 
+# %% ../../nbs/36_lattice.search.ipynb #942b91da
 def leaf_score(parent_path:float, # the leaf's parent's path relevance
                calibrated:float,  # the leaf's calibrated score
                alpha:float) -> float:
@@ -171,6 +173,7 @@ def step(self:LatticeSearch) -> bool:
     self.beam = [int(i) for i in cand[np.lexsort((cand, -self.path[cand]))][: self.beam_size]]
     return True
 
+# %% ../../nbs/36_lattice.search.ipynb #293e0cc5
 @patch
 def run(self:LatticeSearch, iterations:int,
          token_budget:int|None=None # stop once the prompt tokens spent reach this (checked before each step)
@@ -181,6 +184,7 @@ def run(self:LatticeSearch, iterations:int,
         if not self.step(): break
     return self
 
+# %% ../../nbs/36_lattice.search.ipynb #5308bd56
 @patch
 def ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
     "The scored, unmasked leaves as (doc id, (1−α)·path(parent) + α·calibrated), best first (ties: preorder); the top `k`."
@@ -193,6 +197,7 @@ def ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
         if d not in seen: seen.add(d); out.append((d, float(sc[j])))
     return out[:k] if k is not None else out
 
+# %% ../../nbs/36_lattice.search.ipynb #b3d6e81d
 @patch
 def stats(self:LatticeSearch) -> dict:
     "Per-query cost and coverage: LLM calls/tokens, failed/recovered slates, iterations, expanded nodes, scored leaves, seconds."
@@ -200,12 +205,16 @@ def stats(self:LatticeSearch) -> dict:
             "leaves_scored": int((self.scored & self.leaf & ~self.masked).sum()),
             "seconds": {k: round(v, 3) for k, v in self.t.items()}}
 
-
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
 SCORERS = ("pointwise", "listwise", "embedding")   # 'llm' = DEFAULT_LLM_SCORER
+
+# %% ../../nbs/36_lattice.search.ipynb #568362df
 DEFAULT_LLM_SCORER = "pointwise"   # measured on SciFact dev queries with the packaged Qwen tiers (nbs/experiments/p3_lattice)
+
+# %% ../../nbs/36_lattice.search.ipynb #07b83c18
 QUERY_TOKEN_BUDGET = {"pointwise": 6000}   # default prompt tokens per query (≈ 60 s on the 0.5B, 1 thread); others: no limit
 
+# %% ../../nbs/36_lattice.search.ipynb #a8814915
 class LatticeRetriever:
     "LATTICE search over a semantic tree as a retriever: `search(queries, k, excluded) -> run`; per-query cost in `query_stats`."
     name = "lattice"

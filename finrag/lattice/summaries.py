@@ -17,17 +17,22 @@ __all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'squash', 'clean_summary', 'first
 
 # %% ../../nbs/32_lattice.summaries.ipynb #7f5d2999
 SUMMARY_LEVELS = ("topic", "short", "sentence")   # coarsest first
+
+# %% ../../nbs/32_lattice.summaries.ipynb #956cc0e4
 SUMMARY_SCHEMA = {"type": "object", "properties": {
     "topic": {"type": "string", "maxLength": 40},      # 1-2 words
     "short": {"type": "string", "maxLength": 100},     # at most 10 words
     "sentence": {"type": "string", "maxLength": 300}}, # one full sentence
     "required": list(SUMMARY_LEVELS)}
+
+# %% ../../nbs/32_lattice.summaries.ipynb #72101004
 _WORDS = {"topic": 3, "short": 12, "sentence": 60}   # words kept per level
 
 def squash(s) -> str:
     "`str(s)` with each run of whitespace made one space, stripped."
     return re.sub(r"\s+", " ", str(s)).strip()
 
+# %% ../../nbs/32_lattice.summaries.ipynb #ff0b170f
 def clean_summary(data) -> dict|None:
     "A parsed LLM summary as {'topic','short','sentence'} (whitespace squashed, over-long fields cut to 3/12/60 words); None if a field is missing or empty."
     if not isinstance(data, dict): return None
@@ -44,6 +49,7 @@ def first_sentence(text:str, max_words:int=40) -> str:
     s = next(iter(split_sentences(squash(text))), "")
     return " ".join(s.split()[:max_words])
 
+# %% ../../nbs/32_lattice.summaries.ipynb #4d953972
 class ExtractiveSummarizer:
     "Summaries from a document's own words: top TF-IDF terms (vectorizer fitted on the corpus), title, first sentence."
     def __init__(self, texts:list[str]):   # the corpus texts the TF-IDF weights are fitted on
@@ -87,6 +93,7 @@ class LLMUsage:
         return add_usage(self, r)
     def as_dict(self) -> dict: return dict(vars(self))
 
+# %% ../../nbs/32_lattice.summaries.ipynb #a58e0fa6
 def llm_call_failure(e:Exception) -> str|None:
     "'refused' for an LLMError with HTTP 400/413/422 (prompt over the context, schema not compiled), 'timeouts' for a timed-out call, else None."
     import openai
@@ -94,6 +101,7 @@ def llm_call_failure(e:Exception) -> str|None:
     if isinstance(getattr(e, "__cause__", None), openai.APITimeoutError): return "timeouts"
     return None
 
+# %% ../../nbs/32_lattice.summaries.ipynb #a7182d0c
 def ask_counted(llm, messages:list, schema:dict, usage:LLMUsage, max_tokens:int):
     "`llm.json(...)` counted in `usage`; None (counted as `refused` / `timeouts`) when the server refused or timed out; other `LLMError`s raise."
     from finrag.core import LLMError
@@ -104,11 +112,13 @@ def ask_counted(llm, messages:list, schema:dict, usage:LLMUsage, max_tokens:int)
         usage.calls += 1; setattr(usage, kind, getattr(usage, kind) + 1)
         return None
 
+# %% ../../nbs/32_lattice.summaries.ipynb #515c1b88
 def title_and_text(doc) -> tuple[str, str]:
     "(title, text) of a corpus entry: a BEIR {'title','text'} dict or a plain string."
     if isinstance(doc, str): return "", doc
     return squash(doc.get("title") or ""), str(doc.get("text") or "")
 
+# %% ../../nbs/32_lattice.summaries.ipynb #51544c1b
 def _summary_messages(title:str, text:str, max_chars:int) -> list[dict]:
     body = (f"Title: {title}\n" if title else "") + f"Text: {squash(text)[:max_chars]}"
     return [{"role": "system", "content": "You summarise documents for a topic index."},
@@ -154,6 +164,7 @@ def node_desc(summary:dict) -> str:
     "The text an internal node shows the search LLM: 'topic: sentence'."
     return f"{summary['topic']}: {summary['sentence']}"
 
+# %% ../../nbs/32_lattice.summaries.ipynb #1537ba87
 def summarize_cluster(children:list[SemanticNode], # the cluster's children (leaves or internal nodes with `summary`)
                       extractive:ExtractiveSummarizer,
                       llm=None,                     # `.json(...)`; used when summarizer='llm'
