@@ -186,7 +186,10 @@ class NewsStore:
         if not mp.exists() and not ((create or repair) and (self.path/"chunks.jsonl").exists()):
             if (self.path/"chunks.jsonl").exists():
                 raise FinragError(f"{self.path}: damaged or interrupted store: meta.json is missing; {_REPAIR_HINT}")
-            if not create: raise FinragError(f"{self.path}: no finrag store here (run `finrag ingest NEWS --store {self.path}` first)")
+            if not create:
+                usable = self.path.resolve() != Path(self.path.resolve().anchor) and not (self.path.is_dir() and any(self.path.iterdir()))
+                hint = f"run `finrag ingest NEWS --store {self.path}` first" if usable else "`finrag ingest NEWS --store DIR` makes one in a new or empty folder DIR"
+                raise FinragError(f"{self.path}: no finrag store here ({hint})")
             self.path.mkdir(parents=True, exist_ok=True)
             self.meta, self.rows, self.embeddings = fresh, [], np.zeros((0, 0), "float32")
             return
