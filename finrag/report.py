@@ -120,7 +120,10 @@ def build_summary(stats:dict) -> str:
 
 # %% ../nbs/09b_report.ipynb #4b199edc
 def build_estimate(name:str, strategy:str, n_docs:int, est:dict) -> str:
-    "The line `finrag lattice build` prints before it starts: the LLM cost `finrag.lattice.build.estimate_build` expects."
-    return printable(f"{name}: building a {strategy} tree over {n_docs:,} documents; estimate: ~{est['calls']} LLM calls, "
-            f"~{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens, ~{max(1, round(est['seconds'] / 60))} min "
-            f"(at {est['speed'][0]:g}/{est['speed'][1]:g} tokens/s; `--summarizer extractive --partitioner kmeans` builds without the LLM in seconds)")
+    "The line `finrag lattice build` prints before it starts: the LLM cost `finrag.lattice.build.estimate_build` expects (no LLM call: no minutes, no hint)."
+    head = f"{name}: building a {strategy} tree over {n_docs:,} documents; estimate: "
+    if not est["calls"]: return printable(head + "no LLM call (extractive summaries, k-means partitions): seconds")
+    secs = est["seconds"]
+    when = f"~{round(secs)} s" if secs < 90 else f"~{round(secs / 60)} min"
+    return printable(head + f"~{est['calls']} LLM calls, ~{est['prompt_tokens']:,} prompt + {est['completion_tokens']:,} completion tokens, {when} "
+                     f"(at {est['speed'][0]:g}/{est['speed'][1]:g} tokens/s; `--summarizer extractive --partitioner kmeans` builds without the LLM in seconds)")
