@@ -11,7 +11,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['FENCE_OPEN', 'FENCE_CLOSE', 'FENCE_RULE', 'FinragError', 'InputError', 'ModelUnavailableError', 'LLMError',
-           'LoadReport', 'stable_id', 'Timings', 'defuse', 'fence', 'project_root', 'data_dir', 'sample_news_path']
+           'LoadReport', 'stable_id', 'Timings', 'defuse', 'fence', 'project_root', 'data_dir', 'sample_news_path',
+           'atomic_write']
 
 # %% ../nbs/00_core.ipynb #d640987c
 class FinragError(Exception):
@@ -135,3 +136,23 @@ def data_dir() -> Path:
 def sample_news_path() -> Path:
     "The made-up news sample used by `finrag demo` and the tests."
     return data_dir()/"sample"/"news_sample.jsonl"
+
+# %% ../nbs/00_core.ipynb #8f430554
+def atomic_write(path,        # the file to (re)place; its folder must exist
+                 data:bytes):
+    """Write `data` to `path` so that readers see the old file or the whole new one: a fresh temporary file made by
+    `tempfile.mkstemp` (O_CREAT|O_EXCL, mode 0600 → widened to 0644, never a symlink followed) in the same folder,
+    fsync, then `os.replace` over `path` (a symlink planted at `path` is replaced, its target untouched). A failed
+    write (e.g. ENOSPC, disk full) removes the temporary file and raises `FinragError` naming `path`."""
+    import contextlib, tempfile
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e: raise FinragError(f"{path}: cannot write ({e.strerror or e})") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data); f.flush(); os.fsync(f.fileno())
+        os.chmod(tmp, 0o644); os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError): os.unlink(tmp)
+        raise FinragError(f"{path}: cannot write ({e.strerror or e}); the file was left as it was") from None

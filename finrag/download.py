@@ -191,12 +191,6 @@ def have_data(names,          # a dataset name (see `source_for`) or a list of t
     return have(check, shows)
 
 # %% ../nbs/02c_download.ipynb #7c78bc04
-def _sha256(p:Path) -> str:
-    h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for b in iter(lambda: fh.read(1 << 20), b""): h.update(b)
-    return h.hexdigest()
-
 def download_file(f:RemoteFile,          # what to fetch and check
                   root=None,             # the data root (see `data_root`)
                   progress:bool=True,    # a tqdm bar on stderr
@@ -214,16 +208,16 @@ def download_file(f:RemoteFile,          # what to fetch and check
     if dest.is_file() and dest.stat().st_size == f.size: return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
-    have = part.stat().st_size if part.is_file() else 0
-    if have > f.size: part.unlink(); have = 0
-    headers = {"Accept-Encoding": "identity"} | ({"Range": f"bytes={have}-"} if 0 < have < f.size else {})   # raw bytes: resumable
+    start = part.stat().st_size if part.is_file() else 0
+    if start > f.size: part.unlink(); start = 0
+    headers = {"Accept-Encoding": "identity"} | ({"Range": f"bytes={start}-"} if 0 < start < f.size else {})   # raw bytes: resumable
     try:
-        if have < f.size:
+        if start < f.size:
             with httpx.stream("GET", f.url, headers=headers, timeout=timeout, follow_redirects=True) as r:
                 if r.status_code not in (200, 206): raise FinragError(f"could not download {f.url}: HTTP {r.status_code}")
-                if r.status_code == 200: have = 0                      # the server ignored Range: start over
-                with open(part, "ab" if have else "wb") as out, \
-                     tqdm(total=f.size, initial=have, unit="B", unit_scale=True, desc=Path(f.path).name, disable=not progress, file=sys.stderr) as bar:
+                if r.status_code == 200: start = 0                      # the server ignored Range: start over
+                with open(part, "ab" if start else "wb") as out, \
+                     tqdm(total=f.size, initial=start, unit="B", unit_scale=True, desc=Path(f.path).name, disable=not progress, file=sys.stderr) as bar:
                     for b in r.iter_raw():                                  # every byte received reaches the .part
                         out.write(b); bar.update(len(b))
     except httpx.HTTPError as e:
@@ -231,7 +225,8 @@ def download_file(f:RemoteFile,          # what to fetch and check
         raise FinragError(f"download of {f.url} stopped after {got:,} of {f.size:,} bytes ({type(e).__name__}); run the command again to resume") from None
     got = part.stat().st_size
     if got < f.size: raise FinragError(f"download of {f.url} stopped after {got:,} of {f.size:,} bytes; run the command again to resume")
-    if (h := _sha256(part)) != f.sha256:
+    with open(part, "rb") as fh: h = hashlib.file_digest(fh, "sha256").hexdigest()
+    if h != f.sha256:
         part.unlink()
         raise FinragError(f"checksum mismatch for {f.url}: expected SHA-256 {f.sha256[:12]}…, got {h[:12]}… ({got:,} bytes); the download was removed")
     os.replace(part, dest)

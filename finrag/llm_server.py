@@ -7,7 +7,7 @@ from __future__ import annotations
 import atexit, hashlib, os, importlib, importlib.util, json, re, socket, threading, time, urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from .core import InputError, ModelUnavailableError, LLMError, stable_id
+from .core import InputError, ModelUnavailableError, LLMError, atomic_write, stable_id
 from .config import get_settings
 
 # %% auto #0
@@ -85,8 +85,7 @@ def _stat_key(path:Path) -> dict:
 
 def _write_sidecar(path:Path, sha:str, cache_dir=None):
     sc = _sidecar(path, cache_dir); sc.parent.mkdir(parents=True, exist_ok=True)
-    tmp = sc.with_name(sc.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"path": str(path), **_stat_key(path), "sha256": sha})); os.replace(tmp, sc)
+    atomic_write(sc, json.dumps({"path": str(path), **_stat_key(path), "sha256": sha}).encode())
 
 def file_sha256(path, cache_dir=None, progress:bool=False) -> str:
     "SHA-256 (hex) of a file, remembered in a sidecar JSON (size, mtime, hash) so an unchanged file is read once, not at every start."

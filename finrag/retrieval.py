@@ -4,12 +4,12 @@
 
 # %% ../nbs/06_retrieval.ipynb #fd321f2e
 from __future__ import annotations
-import hashlib, importlib, inspect, math, os, re, sys, tempfile, time
+import hashlib, importlib, inspect, io, math, re, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 import numpy as np
-from .core import InputError, LoadReport
+from .core import InputError, LoadReport, atomic_write
 from .models import default_embedder
 from .config import get_settings
 from .data import BeirDataset
@@ -133,9 +133,8 @@ def corpus_embeddings(corpus:dict,          # doc id -> {"title", "text"}
     X = embedder.encode([doc_text(corpus[d]) for d in ids], batch_size=batch_size, show_progress=show_progress)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, suffix=".npy")   # write, then rename: never a half file
-        with os.fdopen(fd, "wb") as f: np.save(f, X)
-        os.replace(tmp_name, path)
+        buf = io.BytesIO(); np.save(buf, X)
+        atomic_write(path, buf.getvalue())                              # write, then rename: never a half file
     return X
 
 # %% ../nbs/06_retrieval.ipynb #f7fa80e2

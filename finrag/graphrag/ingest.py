@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from .. import __version__
-from ..core import FinragError, InputError, Timings, stable_id
+from ..core import FinragError, InputError, Timings, atomic_write, stable_id
 from ..config import get_settings, redact
 from ..data import load_news
 from ..chunking import Chunker, chunk_news
@@ -18,8 +18,8 @@ from .enrich import enrich
 from .boilerplate import clean_news
 
 # %% auto #0
-__all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'atomic_write', 'ids_digest',
-           'store_lock', 'NewsStore', 'IngestReport', 'write_graph', 'rebuild_graph', 'check_store_dir', 'ingest']
+__all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'ids_digest', 'store_lock',
+           'NewsStore', 'IngestReport', 'write_graph', 'rebuild_graph', 'check_store_dir', 'ingest']
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #cfd1f530
 def article_subjects(rows:list[dict]) -> dict[str, str|None]:
@@ -65,25 +65,6 @@ def _graph_backend() -> str:
     "Where the configured graph lives: 'ladybug' (embedded, in the store) or 'neo4j:<uri>' (credentials redacted: it goes into meta.json)."
     s = get_settings()
     return f"neo4j:{redact(s.neo4j_uri, [s.neo4j_password])}" if s.neo4j_uri else "ladybug"
-
-def atomic_write(path,        # the file to (re)place; its folder must exist
-                 data:bytes):
-    """Write `data` to `path` so that readers see the old file or the whole new one: a fresh temporary file made by
-    `tempfile.mkstemp` (O_CREAT|O_EXCL, mode 0600 → widened to 0644, never a symlink followed) in the same folder,
-    fsync, then `os.replace` over `path` (a symlink planted at `path` is replaced, its target untouched). A failed
-    write (e.g. ENOSPC, disk full) removes the temporary file and raises `FinragError` naming `path`."""
-    import tempfile
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e: raise FinragError(f"{path}: cannot write ({e.strerror or e})") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data); f.flush(); os.fsync(f.fileno())
-        os.chmod(tmp, 0o644); os.replace(tmp, path)
-    except OSError as e:
-        with contextlib.suppress(OSError): os.unlink(tmp)
-        raise FinragError(f"{path}: cannot write ({e.strerror or e}); the file was left as it was") from None
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #732a81ee
 def _sha1(data:bytes) -> str: return hashlib.sha1(data).hexdigest()

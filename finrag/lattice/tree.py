@@ -4,11 +4,11 @@
 
 # %% ../../nbs/31_lattice.tree.ipynb #0ce51e0b
 from __future__ import annotations
-import json, os
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
-from ..core import InputError
+from ..core import InputError, atomic_write
 
 # %% auto #0
 __all__ = ['MAX_TREE_DEPTH', 'TREE_FORMAT', 'TREE_VERSION', 'SemanticNode', 'tree_stats', 'SemanticTree']
@@ -112,10 +112,8 @@ class SemanticTree:
     def save(self, path) -> Path:
         "Write the tree as JSON to `path` (parents created); returns the path."
         p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": TREE_FORMAT, "version": TREE_VERSION, "stats": self.stats, "root": self.root.to_dict()}, f, ensure_ascii=False)
-        os.replace(tmp, p)
+        doc = {"format": TREE_FORMAT, "version": TREE_VERSION, "stats": self.stats, "root": self.root.to_dict()}
+        atomic_write(p, json.dumps(doc, ensure_ascii=False).encode("utf-8"))   # readers see the old tree or the whole new one
         return p
 
     @classmethod
