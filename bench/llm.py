@@ -211,13 +211,11 @@ def demo_llm_seconds(llm) -> tuple[float, int, int]:
 # ---- judge-tier: the 0.5B vs the 1.5B as the P(yes) judge on the development pairs ----
 
 def auc(scores, labels) -> float:
-    "ROC AUC (Mann-Whitney U / (n_pos n_neg), ties count half); NaN without both classes."
+    "ROC AUC of scores against 0/1 labels (`finrag.hierarchical.eval.roc_auc`: ties count half); failed (NaN) scores left out, NaN without both classes."
+    from finrag.hierarchical.eval import roc_auc
     s, y = np.asarray(scores, float), np.asarray(labels, bool)
-    ok = np.isfinite(s); s, y = s[ok], y[ok]
-    if y.all() or not y.any(): return float("nan")
-    from scipy.stats import rankdata
-    r = rankdata(s); n1 = y.sum(); n0 = len(y) - n1
-    return float((r[y].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+    ok = np.isfinite(s)
+    return roc_auc(s[ok & y], s[ok & ~y])
 
 
 def judge_pools(name: str, n_queries: int, k: int = 10, root=None) -> list:

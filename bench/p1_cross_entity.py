@@ -35,10 +35,7 @@ def halves(qs, seed=0):
     return [q for q in qs if q.id in a], [q for q in qs if q.id not in a]
 
 
-def diff_ci(d):
-    "Bootstrap CI of the mean paired difference (`paired_bootstrap_ci` when finrag.stats has it)."
-    f = getattr(S, "paired_bootstrap_ci", None)
-    return f(d, np.zeros_like(d)) if f else S.bootstrap_ci(d)
+def _ci(c: dict) -> tuple: return c["ci_low"], c["ci_high"]
 
 
 def compare(rows, stratum, metric, a="graph", b="vector@graph"):
@@ -51,7 +48,7 @@ def compare(rows, stratum, metric, a="graph", b="vector@graph"):
     if not len(x): return None
     w = S.paired_wilcoxon(x, y)
     return dict(n=int(len(x)), mean_graph=float(x.mean()), ci_graph=S.bootstrap_ci(x), mean_vector=float(y.mean()),
-                ci_vector=S.bootstrap_ci(y), diff=float((x - y).mean()), ci_diff=diff_ci(x - y), p=w["p"],
+                ci_vector=S.bootstrap_ci(y), diff=float((x - y).mean()), ci_diff=_ci(S.paired_bootstrap_ci(x, y)), p=w["p"],
                 note=w["note"], meets_target=bool((x - y).mean() >= TARGET[metric] and w["p"] < 0.05))
 
 
@@ -125,7 +122,7 @@ def main():
                budget=dict(chunks=G.budget_chunks, tokens=G.budget_tokens), target=TARGET, grid=choice, chosen=chosen,
                criterion="max over the choosing halves of mean(relational Δ entity recall, Δ support recall) vs vector@graph at τ = [graphrag] tau",
                results=nest(results), network_chunks=network, target_met_on_report_half=done,
-               diff_ci="paired_bootstrap_ci" if hasattr(S, "paired_bootstrap_ci") else "bootstrap_ci of the paired differences",
+               diff_ci="paired_bootstrap_ci",
                seconds=round(time.perf_counter() - t0, 1))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=1, allow_nan=True) + "\n", encoding="utf-8")
