@@ -7,58 +7,44 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import typer
-from .core import FinragError, InputError
+from .core import FinragError
 from .report import printable, retrieval_report
 
 # %% auto #0
-__all__ = ['eval_app', 'eval_questions', 'eval_graphrag', 'eval_retrieval_cmd']
+__all__ = ['eval_app', 'cutoff_list', 'run_retrieval_eval', 'eval_retrieval_cmd']
 
 # %% ../nbs/90b_cli_eval.ipynb #f358690d
 eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
 
-# %% ../nbs/90b_cli_eval.ipynb #51c80950
-@eval_app.command("questions")
-def eval_questions(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
-                   out:Path=typer.Option(..., "--out", help="Question file to write (JSONL)."),
-                   n:int=typer.Option(None, help="Number of questions (default [graphrag] n_questions, split 30/70)."),
-                   seed:int=typer.Option(0, help="Seed of the template draw."),
-                   llm:bool=typer.Option(False, "--llm", help="Let the LLM write question text and reference answer.")):
-    "Write a grounded question set (direct + relational, with expected tickers, reference answers and supports)."
-    from finrag.graphrag.questions import generate_questions, write_questions
-    from finrag.llm import get_llm
-    qs = generate_questions(store, n=n, seed=seed, llm=get_llm() if llm else None)
-    write_questions(qs, out)
-    typer.echo(printable(f"{out}: {len(qs)} questions {qs.by_type()}" + "".join(f"\nnote: {x}" for x in qs.report["notes"]) +
-                         (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else "")))
+# %% ../nbs/90b_cli_eval.ipynb #c90b0001
+from .graphrag.cli import graphrag_eval_app
+eval_app.add_typer(graphrag_eval_app)            # eval questions, eval graphrag (nbs/19_graphrag.cli)
 
-# %% ../nbs/90b_cli_eval.ipynb #3c38790a
-@eval_app.command("graphrag")
-def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
-                  questions:Path=typer.Option(..., "--questions", help="Question file (JSONL; see `finrag eval questions`)."),
-                  tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau)."),
-                  no_llm:bool=typer.Option(False, "--no-llm", help="Only what needs no LLM (context metrics, retrieval latency)."),
-                  ragas:str=typer.Option("offline", help="none | offline (non-LLM RAGAS) | all (+ LLM-judged; slow on a small local model)."),
-                  ragas_n:int=typer.Option(None, "--ragas-n", help="Questions judged by the LLM-judged RAGAS metrics (default: all)."),
-                  strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
-                  diversity:float=typer.Option(0.0, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; issue 27, bench/p1_cross_entity.py)."),
-                  floor:float=typer.Option(0.9, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1]."),
-                  network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
-                  json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
-    "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
-    from finrag.graphrag.questions import load_questions
-    from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
-    from finrag.config import GraphRAGSettings, check_range
-    modes = {"none": False, "offline": "offline", "all": True}
-    if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
-    if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
-    qs, rep = load_questions(questions, strict=strict)
-    if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
-    if diversity < 0: raise InputError(f"--diversity {diversity!r} must be >= 0", field="--diversity")
-    if not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
-    if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
-    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,
-                          graph_options=dict(diversity=diversity, floor=floor, network_reserve=network_reserve))
-    typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))
+# %% ../nbs/90b_cli_eval.ipynb #bc545a5a
+def cutoff_list(s:str) -> tuple:
+    "The nDCG cut-offs of a comma-separated list (`--k 10,20`); `FinragError` unless all are positive integers."
+    try: ks = tuple(int(x) for x in s.split(",") if x.strip())
+    except ValueError: ks = ()
+    if not ks or any(k < 1 for k in ks): raise FinragError(f"--k {s!r}: give positive integers separated by commas, e.g. 10,20")
+    return ks
+
+# %% ../nbs/90b_cli_eval.ipynb #b8963d61
+def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
+                       k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
+                       max_queries:int|None=None, seed:int=0, progress:bool=False):
+    "Load the BEIR folder and run `finrag.retrieval.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`."
+    from finrag.data import load_beir
+    from finrag.retrieval import eval_retrieval, get_method
+    get_method(method)                                      # an unknown method fails before the data is read
+    if max_queries is not None and max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
+    if llm_preretrieval:
+        if preretrieval is False: raise FinragError("--llm-preretrieval needs pre-retrieval: drop --no-preretrieval")
+        from dataclasses import replace
+        from finrag.hierarchical.pipeline import DEFAULT_PRERETRIEVAL
+        preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
+    ds = load_beir(data, split)
+    return eval_retrieval(ds, method, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
+                          progress=progress, **{o: v for o, v in (options or {}).items() if v is not None})
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0
 @eval_app.command("retrieval")
@@ -76,7 +62,6 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
-    from finrag.reproduce import run_retrieval_eval, cutoff_list
     r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, cutoff_list(k), (100,),
                            {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out)
     for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)

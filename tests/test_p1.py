@@ -6,7 +6,7 @@ from finrag.core import sample_news_path, FinragError
 from finrag.graphrag.ingest import ingest, NewsStore
 from cli_helpers import run_cli
 from finrag.graphrag.rag import GraphRAG
-from finrag.cli import DEMO_QUESTIONS
+from finrag.graphrag.cli import DEMO_QUESTIONS
 from finrag.testing import free_port
 
 NEO4J_ENV = ("FINRAG_NEO4J_URI", "FINRAG_NEO4J_USER", "FINRAG_NEO4J_PASSWORD", "FINRAG_NEO4J_DATABASE")
