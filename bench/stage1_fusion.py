@@ -33,7 +33,7 @@ KS = (10, 20)
 
 def per_query(ds, label, method, opts, cache: Path) -> dict:
     "{qid: {ndcg@10, ndcg@20}} of one method on all judged queries, from the cache or measured (progress bar)."
-    from finrag.retrieval import eval_retrieval
+    from finrag.methods import eval_retrieval   # every paper's methods registered (hierarchical)
     from finrag.config import get_settings
     DEFAULT_STAGE1 = get_settings().hierarchical.stage1
     f = cache/f"{ds.name}.{label if label != 'default' else 'default-' + DEFAULT_STAGE1}.json"   # a new default is measured anew

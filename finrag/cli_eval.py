@@ -32,10 +32,10 @@ def cutoff_list(s:str) -> tuple:
 def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
                        k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
                        max_queries:int|None=None, seed:int=0, progress:bool=False):
-    "Load the BEIR folder and run `finrag.retrieval.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`."
+    "Load the BEIR folder and run `finrag.retrieval.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`. `FinragError` for an unknown method or a bad option, before the data is read."
     from finrag.data import load_beir
-    from finrag.retrieval import eval_retrieval, get_method
-    get_method(method)                                      # an unknown method fails before the data is read
+    from finrag.methods import eval_retrieval, get_method   # every paper's methods registered
+    m = get_method(method)                                  # resolved once; an unknown method fails before the data is read
     if max_queries is not None and max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
     if llm_preretrieval:
         if preretrieval is False: raise FinragError("--llm-preretrieval needs pre-retrieval: drop --no-preretrieval")
@@ -43,7 +43,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
         from finrag.hierarchical.pipeline import DEFAULT_PRERETRIEVAL
         preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
     ds = load_beir(data, split)
-    return eval_retrieval(ds, method, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
+    return eval_retrieval(ds, m, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
                           progress=progress, **{o: v for o, v in (options or {}).items() if v is not None})
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0

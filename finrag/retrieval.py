@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_retrieval.ipynb #fd321f2e
 from __future__ import annotations
-import hashlib, importlib, inspect, io, math, re, sys, time
+import hashlib, inspect, io, math, re, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
@@ -15,10 +15,9 @@ from .config import get_settings
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['TOKEN_PATTERN', 'METHODS', 'METHOD_MODULES', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash',
-           'corpus_embeddings', 'DenseRetriever', 'rrf', 'HybridRetriever', 'Method', 'register_method', 'methods',
-           'get_method', 'make_retriever', 'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult',
-           'eval_retrieval']
+__all__ = ['TOKEN_PATTERN', 'METHODS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash', 'corpus_embeddings',
+           'DenseRetriever', 'rrf', 'HybridRetriever', 'Method', 'register_method', 'methods', 'get_method',
+           'make_retriever', 'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult', 'eval_retrieval']
 
 # %% ../nbs/06_retrieval.ipynb #d45d6712
 def doc_text(doc:dict, # a BEIR corpus entry {"title": str, "text": str}
@@ -227,9 +226,6 @@ class Method:
 # %% ../nbs/06_retrieval.ipynb #5c1f9681
 METHODS: dict[str, Method] = {}
 
-# %% ../nbs/06_retrieval.ipynb #9ab74af7
-METHOD_MODULES = ["finrag.hierarchical.pipeline", "finrag.lattice.search"]   # modules that register methods (imported on lookup)
-
 # %% ../nbs/06_retrieval.ipynb #75580a9a
 def register_method(name:str,                 # the method name (`--method`), lower case
                     builder:Callable,         # builder(corpus, **options) -> an object following `Retriever`
@@ -254,22 +250,21 @@ register_method("hybrid", _hybrid, doc="RRF of BM25 and dense")
 
 # %% ../nbs/06_retrieval.ipynb #3a8c7bf5
 def methods() -> dict[str, Method]:
-    "All registered methods, after importing the modules of `METHOD_MODULES` (those that are installed)."
-    for mod in METHOD_MODULES:
-        if mod not in sys.modules:
-            try: importlib.import_module(mod)
-            except ImportError: pass
+    "The registered methods by name: the core's bm25, dense and hybrid, and whatever was registered since (`import finrag.methods`: every paper's)."
     return METHODS
 
 # %% ../nbs/06_retrieval.ipynb #3e46aade
-def get_method(name:str) -> Method:
-    "The registered method `name` (case and spaces ignored); `InputError` listing the known ones."
+def get_method(name:str|Method) -> Method:
+    "The registered method `name` (case and spaces ignored; a `Method` is returned as it is); `InputError` listing the known ones."
+    if isinstance(name, Method): return name
     m, known = str(name).strip().lower(), methods()
-    if m not in known: raise InputError(f"unknown method {name!r}: use one of {', '.join(known)}", field="method")
+    if m not in known:
+        hint = "" if "finrag.methods" in sys.modules else " (the papers' methods register on `import finrag.methods`)"
+        raise InputError(f"unknown method {name!r}: use one of {', '.join(known)}{hint}", field="method")
     return known[m]
 
 # %% ../nbs/06_retrieval.ipynb #70f6da28
-def make_retriever(method:str,   # a registered method name (see `methods()`)
+def make_retriever(method:str|Method, # a registered method name (see `methods()`) or its `Method`
                    corpus:dict,  # doc id -> {"title", "text"}
                    **options     # the builder's options (bm25: k1, b, ...; dense: embedder, cache_dir; hybrid: rrf_k, ...)
                   ):
@@ -393,7 +388,7 @@ def _prepare(m:Method, ds:BeirDataset, switch, options:dict) -> tuple:
 
 # %% ../nbs/06_retrieval.ipynb #99df9023
 def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
-                   method="bm25",         # a registered method name, or an object following `Retriever`
+                   method="bm25",         # a registered method name or its `Method`, or an object following `Retriever`
                    *,
                    preretrieval=None,     # the switch of the method's dataset transform: None = its default; True/False; or a configuration (P2: a `PreRetrievalConfig`)
                    k=(10, 20),            # nDCG cut-offs
@@ -410,10 +405,10 @@ def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
     if not ds.queries: raise InputError(f"dataset {dataset.name!r} has no judged query (a relevant judgement, grade > 0): nothing to evaluate", field="qrels")
     excluded = getattr(dataset, "excluded", None) if excluded is None else excluded
     t0 = time.perf_counter()
-    if isinstance(method, str):
-        m = get_method(method)
+    if isinstance(method, (str, Method)):
+        m = get_method(method)                                  # resolved once; `make_retriever` takes the Method
         ds, options, applied = _prepare(m, ds, preretrieval, options)
-        retr, batch = make_retriever(m.name, ds.corpus, **options), m.batch
+        retr, batch = make_retriever(m, ds.corpus, **options), m.batch
     else:
         if not isinstance(method, Retriever): raise InputError(f"{method!r} is neither a method name nor a retriever", field="method")
         retr, batch, applied = method, 64, getattr(method, "cfg", None) is not None
