@@ -13,11 +13,13 @@ from ..models import default_embedder
 from ..llm import default_llm
 from ..config import get_settings
 from .expansion import count_tokens
+from .rerank import BiEncoderScorer
+from ..retrieval import doc_text
 
 # %% auto #0
 __all__ = ['UNKNOWN', 'ANSWER_SCHEMA', 'ANSWER_SYSTEM', 'ANSWER_PROMPT', 'split_halves', 'HalfAnswer', 'parse_half',
            'answer_confidence', 'json_with_logprobs', 'fuse_answers', 'LongContextAnswer', 'answer_with_context',
-           'long_context_threshold']
+           'long_context_threshold', 'dense_scorer', 'evidence_scores']
 
 # %% ../../nbs/25_hierarchical.longcontext.ipynb #7f727e69
 def split_halves(emb:np.ndarray,        # (n, d) document embeddings in rank order, rows L2-normalised
@@ -242,3 +244,26 @@ def long_context_threshold(model_ctx:int|None=None, # the generator's context wi
     ctx = int(s.models.llm_ctx if model_ctx is None else model_ctx)
     if ctx < 1 or not 0 < share <= 1: raise InputError(f"need a positive window and a share in (0, 1], got {ctx}, {share}", field="model_ctx")
     return max(1, min(s.hierarchical.long_context_tokens, int(share*ctx)))
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #c4f953e4
+def dense_scorer(retriever):  # a P2 `HierarchicalRetriever`, or a `BiEncoderScorer`
+    "The bi-encoder of `retriever`'s stage 1 (the cosine member of `zsum`/`hybrid`, or stage 1 itself); else a new one over its raw corpus (cached vectors)."
+    s1 = getattr(retriever, "stage1", retriever)
+    for s in (s1, *getattr(s1, "scorers", ())):
+        if isinstance(s, BiEncoderScorer): return s
+    return BiEncoderScorer(corpus=getattr(retriever, "raw", None))
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #5c66a814
+def evidence_scores(question:str,          # the user's question (raw, as typed)
+                    ids:list,              # the retrieved top k, best first
+                    docs:list,             # their corpus entries {"title", "text"} (raw text), same order
+                    retriever,             # the `HierarchicalRetriever` that ranked them (or a `BiEncoderScorer`)
+                    stage1_scores=None     # their stage-1 scores (`rank(scores=True)`), best first; None = NaN
+                   ) -> dict:
+    """No-LLM scores of how well the top k answer `question`: `stage1_top` (z units), `cosine_top1`, `cosine_max`
+    (MiniLM cosines in [-1, 1]) and `best_id` (the document of `cosine_max`); empty `ids` give -1 cosines."""
+    if len(ids) != len(docs): raise InputError(f"{len(ids)} ids for {len(docs)} documents", field="docs")
+    cos = dense_scorer(retriever).score(question, [doc_text(d) for d in docs], list(ids)) if len(ids) else np.zeros(0)
+    top = float(stage1_scores[0]) if stage1_scores is not None and len(stage1_scores) else float("nan")
+    return {"stage1_top": top, "cosine_top1": float(cos[0]) if len(cos) else -1.0,
+            "cosine_max": float(cos.max()) if len(cos) else -1.0, "best_id": ids[int(cos.argmax())] if len(cos) else None}
