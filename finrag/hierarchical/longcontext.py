@@ -345,7 +345,8 @@ def check_evidence(question:str,        # the user's question
 # %% ../../nbs/25_hierarchical.longcontext.ipynb #46b0c0a2
 def retrieve_or_abstain(question:str,   # the user's question
                         retriever,      # a `HierarchicalRetriever` over the corpus to answer from
-                        k:int|None=None # documents kept; None = the retriever's `final_k`
+                        k:int|None=None,# documents kept; None = the retriever's `final_k`
+                        score:str|None=None, threshold:float|None=None # see `check_evidence`
                        ) -> tuple[list, Evidence]:
     """(the top k ids, `Evidence`) for `finrag answer`: stage 1's scores come from the cascade when there is no stage 2, else
     from stage 1 over the whole corpus (the scale `abstain_below` was measured on); not scored for a corpus under `ABSTAIN_MIN_DOCS`. `InputError` for an empty or too long question."""
@@ -358,4 +359,4 @@ def retrieve_or_abstain(question:str,   # the user's question
     else:
         all_ids = list(retriever.texts)
         s1 = [float(np.max(retriever.stage1.score(retriever.query(question), [retriever.texts[d] for d in all_ids], all_ids)))]
-    return ids, check_evidence(question, ids, [retriever.raw[d] for d in ids], retriever, s1, n_docs=len(retriever.raw))
+    return ids, check_evidence(question, ids, [retriever.raw[d] for d in ids], retriever, s1, score, threshold, n_docs=len(retriever.raw))
