@@ -102,6 +102,8 @@ class HierarchicalSettings:
     llm_max_doc_tokens: int = valid(8, what=">= 8 tokens")         # stage 2 = llm: documents cut to about this many tokens
     llm_cut: str = valid(choices=("head", "query"))                # stage 2 = llm: which part of a document it reads
     llm_raw: bool              # stage 2 = llm: reads the raw query and documents
+    abstain_score: str = valid(choices=("stage1_top", "cosine_top1", "cosine_max", "term_coverage"))  # `finrag answer`: the score that decides the documents answer
+    abstain_below: float = valid(what="a score on abstain_score's scale")  # `finrag answer` abstains when that score is below this
 
     def scorer(self, name:str|None) -> ScorerSettings:
         "The settings of stage-2 scorer `name` as users type it (`llm`) or as the scorer calls itself (`llm-yesno`)."

@@ -119,3 +119,6 @@ def test_execute_notebooks_keeps_outputs_without_machine_details(tmp_path):
     assert out["c"] == [] and out["e"] == []                       # skipped; stderr dropped
     assert [text(o) for o in out["d"]] == ["42"] and out["d"][0]["execution_count"] is None
     assert json.loads(src.read_text())["metadata"]["kernelspec"]["name"] == "python3"
+    # durations inside reprs (dataclasses such as RetrievalResult, LLMStats, LLMResponse) are scrubbed too
+    assert ex.scrub_text("R(build_seconds=3.4e-05, ms_per_query=0.15, n=3) S(seconds=7.45) latency_s=0.04", []) == \
+        "R(build_seconds=…, ms_per_query=…, n=3) S(seconds=…) latency_s=…"

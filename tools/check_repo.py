@@ -2,10 +2,12 @@
 
 1. `nbdev-clean` on a copy of nbs/ must leave every notebook byte for byte unchanged (no outputs' noise, execution
    counts or metadata that nbdev-clean would strip: notebooks are committed clean);
-2. `nbdev-export` on a copy of the repository must regenerate finrag/ byte for byte (nobody edits finrag/ by hand).
-Exit 1 listing the files that differ, 0 when both hold.
+2. `nbdev-export` on a copy of the repository must regenerate finrag/ byte for byte (nobody edits finrag/ by hand);
+3. at least `MIN_OUTPUT_SHARE` of the lesson notebooks' code cells (`nbs/*.ipynb`, not nbs/experiments) carry an output
+   (issue 28: the lessons show what their examples compute; 283 of 1,121 = 25.2 % when the floor was set, from 11.5 %).
+Exit 1 listing the problems, 0 when all hold.
 """
-import filecmp, shutil, subprocess, sys, tempfile
+import filecmp, json, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +27,19 @@ def changed(a:Path, b:Path, pattern:str) -> list[str]:
     return out
 
 
+MIN_OUTPUT_SHARE = 0.25
+
+
+def output_share(nbs:Path=ROOT/"nbs") -> tuple[int, int]:
+    "(code cells with at least one output, code cells) over the lesson notebooks `nbs/*.ipynb` (no leading `_`)."
+    n_out = n = 0
+    for p in sorted(nbs.glob("*.ipynb")):
+        if p.name.startswith("_"): continue
+        cells = [c for c in json.loads(p.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+        n += len(cells); n_out += sum(bool(c.get("outputs")) for c in cells)
+    return n_out, n
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         copy = Path(d)/"repo"
@@ -37,6 +52,11 @@ def main() -> int:
         if r.returncode: problems.append(f"nbdev-export failed: {r.stderr.strip()[-500:]}")
         problems += [f"not the export of the notebooks (edit the notebook, run make export): finrag/{f}"
                      for f in changed(ROOT/"finrag", copy/"finrag", "*.py")]
+    k, n = output_share()
+    if k < MIN_OUTPUT_SHARE*n:
+        problems.append(f"{k} of {n} lesson code cells carry an output ({k/n:.1%}), under the floor {MIN_OUTPUT_SHARE:.0%}: "
+                        "end examples with the value they compute and run `make notebooks`")
+    else: print(f"lesson code cells with output: {k} of {n} ({k/n:.1%}; floor {MIN_OUTPUT_SHARE:.0%})")
     for p in problems: print(p)
     print("make check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
     return 1 if problems else 0

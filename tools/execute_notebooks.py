@@ -11,7 +11,7 @@ see tools/lab.py), the notebook's folder as working directory, `IN_TEST=1`, cell
 
 Outputs that depend on the machine are not kept: stderr (warnings, progress), widget views, absolute paths of this
 checkout, of temporary folders and of the home folder (replaced by `<repo>`, `<tmp>`, `~`), durations (`0.42 s`,
-`12 ms`, `3.1 s/query` → `… s`), execution counts. The notebook is re-read just before writing and only the outputs of
+`12 ms`, `3.1 s/query` → `… s`; `build_seconds=0.03`, `latency_s=0.04` in reprs → `=…`), execution counts. The notebook is re-read just before writing and only the outputs of
 cells whose id and source are unchanged are replaced, so edits made meanwhile are kept.
 
 `--check` executes without writing (exit 1 if a notebook fails). `--out-dir` writes the executed notebooks there
@@ -56,6 +56,7 @@ def skipped(src: str, flags: list[str]) -> bool:
 _DUR = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(\s?)(ms|µs|us|ns|s|sec|secs|seconds|min)(?![\w])")
 _RATE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(\s?)([A-Za-z]+/s)(?![\w])")          # 26 docs/s, 2,475 rows/s
 _SECONDS_LINE = re.compile(r"(\bseconds?\b[^:\n]{0,40}:)([^\n]*)")                        # seconds per stage: load 0.02, ...
+_KW_SECONDS = re.compile(r"\b(\w*seconds|\w+_s|ms_per_query)=(\d[\d.]*(?:e[-+]?\d+)?)")        # reprs: build_seconds=3.4e-05, latency_s=0.04
 
 
 def scrub_text(s: str, tmp_roots: list[str]) -> str:
@@ -64,6 +65,7 @@ def scrub_text(s: str, tmp_roots: list[str]) -> str:
     for t in tmp_roots: s = re.sub(re.escape(t) + r"[^\s'\"),\]]*", "<tmp>", s)
     s = s.replace(str(Path.home()), "~")
     s = _SECONDS_LINE.sub(lambda m: m.group(1) + re.sub(r"\d+\.\d+", "…", m.group(2)), s)
+    s = _KW_SECONDS.sub(lambda m: f"{m.group(1)}=…", s)
     s = _RATE.sub(lambda m: f"…{m.group(1)}{m.group(2)}", s)
     return _DUR.sub(lambda m: f"…{m.group(1)}{m.group(2)}", s)
 

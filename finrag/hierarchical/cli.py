@@ -37,6 +37,11 @@ def answer(question:str=typer.Argument(..., help="The question."),
     for opt, key, v in (("--k", "final_k", k), ("--threshold", "long_context_tokens", threshold)):
         if v is not None: check_range(HierarchicalSettings, key, v, option=opt)
     hr = HierarchicalRetriever(read_corpus(f), stage2=stage2)   # None: [hierarchical] stage2
+    from finrag.hierarchical.longcontext import retrieve_or_abstain
+    ev = retrieve_or_abstain(question, hr, k)[1]                # no LLM call when the documents do not answer (issue 28)
+    if not ev.answerable:
+        rec = {"question": question, "answer": "unknown", "abstained": True, "reason": str(ev), "score": round(ev.score, 4), "threshold": ev.threshold}
+        typer.echo(printable(json.dumps(rec)) if json_out else printable(str(ev))); return
     a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
     if json_out: typer.echo(printable(json.dumps(answer_record(question, a, split)))); return
     typer.echo(answer_report(a, split))

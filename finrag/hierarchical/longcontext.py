@@ -13,11 +13,15 @@ from ..models import default_embedder
 from ..llm import default_llm
 from ..config import get_settings
 from .expansion import count_tokens
+from .rerank import BiEncoderScorer
+from collections import Counter
+from ..retrieval import BM25Retriever, doc_text
 
 # %% auto #0
-__all__ = ['UNKNOWN', 'ANSWER_SCHEMA', 'ANSWER_SYSTEM', 'ANSWER_PROMPT', 'split_halves', 'HalfAnswer', 'parse_half',
-           'answer_confidence', 'json_with_logprobs', 'fuse_answers', 'LongContextAnswer', 'answer_with_context',
-           'long_context_threshold']
+__all__ = ['UNKNOWN', 'ANSWER_SCHEMA', 'ANSWER_SYSTEM', 'ANSWER_PROMPT', 'ABSTAIN_MIN_DOCS', 'EVIDENCE_SCORES', 'split_halves',
+           'HalfAnswer', 'parse_half', 'answer_confidence', 'json_with_logprobs', 'fuse_answers', 'LongContextAnswer',
+           'answer_with_context', 'long_context_threshold', 'dense_scorer', 'term_coverage', 'evidence_scores',
+           'Evidence', 'check_evidence', 'retrieve_or_abstain']
 
 # %% ../../nbs/25_hierarchical.longcontext.ipynb #7f727e69
 def split_halves(emb:np.ndarray,        # (n, d) document embeddings in rank order, rows L2-normalised
@@ -242,3 +246,117 @@ def long_context_threshold(model_ctx:int|None=None, # the generator's context wi
     ctx = int(s.models.llm_ctx if model_ctx is None else model_ctx)
     if ctx < 1 or not 0 < share <= 1: raise InputError(f"need a positive window and a share in (0, 1], got {ctx}, {share}", field="model_ctx")
     return max(1, min(s.hierarchical.long_context_tokens, int(share*ctx)))
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #c4f953e4
+def dense_scorer(retriever):  # a P2 `HierarchicalRetriever`, or a `BiEncoderScorer`
+    "The bi-encoder of `retriever`'s stage 1 (the cosine member of `zsum`/`hybrid`, or stage 1 itself); else a new one over its raw corpus (cached vectors)."
+    s1 = getattr(retriever, "stage1", retriever)
+    for s in (s1, *getattr(s1, "scorers", ())):
+        if isinstance(s, BiEncoderScorer): return s
+    return BiEncoderScorer(corpus=getattr(retriever, "raw", None))
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #10ccbeed
+def _term_stats(retriever):
+    "(tokenize, document frequencies, n) over the raw corpus of `retriever`, computed once (BM25's terms: lower-cased, stop words out, stemmed)."
+    st = getattr(retriever, "_evidence_terms", None)
+    if st is None:
+        s1 = getattr(retriever, "stage1", None)
+        bm = next((s.retriever for s in (s1, *getattr(s1, "scorers", ())) if getattr(s, "retriever", None) is not None and hasattr(s.retriever, "tokenize")), None)
+        tok = bm.tokenize if bm is not None else BM25Retriever({"_": {"title": "", "text": "x"}}).tokenize
+        df = Counter(t for d in retriever.raw.values() for t in set(tok(doc_text(d))))
+        st = retriever._evidence_terms = (tok, df, len(retriever.raw))
+    return st
+
+def term_coverage(question:str,     # the user's question
+                  docs:list,        # the retrieved corpus entries (raw text)
+                  retriever,        # a `HierarchicalRetriever` (its `raw` corpus gives the document frequencies)
+                  excluded=()       # corpus entries left out of the search (their terms no longer count as in the corpus)
+                 ) -> float:
+    """IDF-weighted share in [0, 1] of the question's terms that occur in `docs` (idf = BM25's log(1 + (n − df + ½)/(df + ½)));
+    a name found nowhere in the corpus ("Tesla" in FinanceBench) weighs most. NaN when the question has no term."""
+    tok, df, n = _term_stats(retriever)
+    q = set(tok(question))
+    if not q: return float("nan")
+    gone = Counter(t for d in excluded for t in set(tok(doc_text(d))))
+    n = n - len(excluded)
+    seen = set().union(*(set(tok(doc_text(d))) for d in docs)) if len(docs) else set()
+    w = {t: math.log(1 + (n - (df[t] - gone[t]) + 0.5)/(df[t] - gone[t] + 0.5)) for t in q}
+    return sum(w[t] for t in q if t in seen)/sum(w.values())
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #5c66a814
+def evidence_scores(question:str,          # the user's question (raw, as typed)
+                    ids:list,              # the retrieved top k, best first
+                    docs:list,             # their corpus entries {"title", "text"} (raw text), same order
+                    retriever,             # the `HierarchicalRetriever` that ranked them (or a `BiEncoderScorer`)
+                    stage1_scores=None,    # their stage-1 scores (`rank(scores=True)`), best first; None = NaN
+                    excluded=()            # corpus entries left out of the search (`term_coverage`)
+                   ) -> dict:
+    """No-LLM scores of how well the top k answer `question`: `stage1_top` (z units), `cosine_top1`, `cosine_max`
+    (MiniLM cosines in [-1, 1]), `term_coverage` (of the top k; NaN without a corpus) and `best_id` (the document of
+    `cosine_max`); empty `ids` give -1 cosines."""
+    if len(ids) != len(docs): raise InputError(f"{len(ids)} ids for {len(docs)} documents", field="docs")
+    cos = dense_scorer(retriever).score(question, [doc_text(d) for d in docs], list(ids)) if len(ids) else np.zeros(0)
+    top = float(stage1_scores[0]) if stage1_scores is not None and len(stage1_scores) else float("nan")
+    return {"stage1_top": top, "cosine_top1": float(cos[0]) if len(cos) else -1.0,
+            "cosine_max": float(cos.max()) if len(cos) else -1.0,
+            "term_coverage": term_coverage(question, docs, retriever, excluded) if hasattr(retriever, "raw") else float("nan"), "best_id": ids[int(cos.argmax())] if len(cos) else None}
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #5f0d400c
+ABSTAIN_MIN_DOCS = 87   # the smallest development corpus abstain_below was measured on (FinQA's 87 contexts): z scores grow with the corpus
+
+@dataclass
+class Evidence:
+    "Whether the retrieved documents answer a question (`check_evidence`): the score, the cut and the document it came from."
+    answerable: bool
+    score: float             # the value of `score_name` (NaN: not measurable, never abstains)
+    threshold: float         # abstain below this (`[hierarchical] abstain_below`)
+    score_name: str          # one of `EVIDENCE_SCORES` (`evidence_scores`)
+    doc_id: str|None         # the document the score belongs to
+    k: int                   # documents retrieved
+    def __str__(self):
+        if math.isnan(self.score): return f"evidence not scored: {self.score_name} is measured on corpora of at least {ABSTAIN_MIN_DOCS} documents"
+        what = f"{self.score_name} = {self.score:.2f} ({self.doc_id})"
+        if self.answerable: return f"evidence: {what}, at least [hierarchical] abstain_below = {self.threshold:g}"
+        return (f"the documents do not answer this: {what}, the best of the top {self.k}, is below [hierarchical] abstain_below "
+                f"= {self.threshold:g} (measured: results/p2_abstention.json)")
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #876de2a6
+EVIDENCE_SCORES = ("stage1_top", "cosine_top1", "cosine_max", "term_coverage")
+
+def check_evidence(question:str,        # the user's question
+                   ids:list,            # the retrieved top k, best first
+                   docs:list,           # their corpus entries (raw text), same order
+                   retriever,           # the `HierarchicalRetriever` that ranked them
+                   stage1_scores=None,  # their stage-1 scores, best first (`rank(scores=True)` with no stage 2)
+                   score:str|None=None,      # None = `[hierarchical] abstain_score`
+                   threshold:float|None=None, # None = `[hierarchical] abstain_below`
+                   n_docs:int|None=None # the corpus size: stage1_top is not scored below `ABSTAIN_MIN_DOCS` (NaN: never abstains)
+                  ) -> Evidence:
+    "Abstain (`answerable=False`) when the chosen `evidence_scores` value is below `threshold`; `InputError` for an unknown score."
+    h = get_settings().hierarchical
+    score = h.abstain_score if score is None else score
+    if score not in EVIDENCE_SCORES: raise InputError(f"unknown evidence score {score!r}: use one of {', '.join(EVIDENCE_SCORES)}", field="score")
+    t = float(h.abstain_below if threshold is None else threshold)
+    s = evidence_scores(question, ids, docs, retriever, stage1_scores)
+    v = float("nan") if score == "stage1_top" and n_docs is not None and n_docs < ABSTAIN_MIN_DOCS else s[score]
+    doc = s["best_id"] if score == "cosine_max" else (ids[0] if len(ids) else None)
+    return Evidence(not v < t, v, t, score, doc, len(ids))
+
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #46b0c0a2
+def retrieve_or_abstain(question:str,   # the user's question
+                        retriever,      # a `HierarchicalRetriever` over the corpus to answer from
+                        k:int|None=None,# documents kept; None = the retriever's `final_k`
+                        score:str|None=None, threshold:float|None=None # see `check_evidence`
+                       ) -> tuple[list, Evidence]:
+    """(the top k ids, `Evidence`) for `finrag answer`: stage 1's scores come from the cascade when there is no stage 2, else
+    from stage 1 over the whole corpus (the scale `abstain_below` was measured on); not scored for a corpus under `ABSTAIN_MIN_DOCS`. `InputError` for an empty or too long question."""
+    if not isinstance(question, str) or not question.strip(): raise InputError("empty question", field="question")
+    check_question(question)
+    k = retriever.final_k if k is None else int(k)
+    r = retriever.rank(question, scores=True)[:k]
+    ids = [d for d, _, _ in r]
+    if retriever.stage2 is None: s1 = [s for _, s, _ in r]
+    else:
+        all_ids = list(retriever.texts)
+        s1 = [float(np.max(retriever.stage1.score(retriever.query(question), [retriever.texts[d] for d in all_ids], all_ids)))]
+    return ids, check_evidence(question, ids, [retriever.raw[d] for d in ids], retriever, s1, score, threshold, n_docs=len(retriever.raw))
