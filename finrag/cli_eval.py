@@ -74,11 +74,15 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),
                        max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
                        seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
+                       engine:str=typer.Option("local", help="local | ray: search the queries in Ray actors (pip install \"finrag[ray]\"); the same metrics."),
+                       address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
+                       workers:int=typer.Option(None, min=1, help="With --engine ray: actors (default: the cluster's CPUs)."),
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
     from finrag.reproduce import run_retrieval_eval, cutoff_list
     r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, cutoff_list(k), (100,),
-                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out)
+                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out,
+                           engine=engine, address=address, workers=workers)
     for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)
     if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return
     typer.echo(retrieval_report(r, split))

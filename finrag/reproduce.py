@@ -162,7 +162,8 @@ def cutoff_list(s:str) -> tuple:
 # %% ../nbs/09_reproduce.ipynb #b8963d61
 def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
                        k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
-                       max_queries:int|None=None, seed:int=0, progress:bool=False):
+                       max_queries:int|None=None, seed:int=0, progress:bool=False, engine:str="local", address:str|None=None,
+                       workers:int|None=None):
     "Load the BEIR folder and run `finrag.retrieval.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`."
     from finrag.data import load_beir
     from finrag.retrieval import eval_retrieval, get_method
@@ -175,4 +176,4 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
         preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
     ds = load_beir(data, split)
     return eval_retrieval(ds, method, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
-                          progress=progress, **{o: v for o, v in (options or {}).items() if v is not None})
+                          progress=progress, engine=engine, address=address, workers=workers, **{o: v for o, v in (options or {}).items() if v is not None})
