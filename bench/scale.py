@@ -35,7 +35,8 @@ from finrag.core import project_root, sample_news_path
 from finrag.data import load_news
 
 ROOT = project_root()
-FNSPID = ROOT.parent / "shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"
+SHARED = Path(os.environ.get("FINRAG_SHARED_DATA", ROOT.parent / "shared/data"))   # the read-only public data
+FNSPID = SHARED / "news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"
 FNSPID_RECORDS = 15_700_000        # FNSPID news records (the paper's dataset; README of FNSPID)
 
 
