@@ -293,6 +293,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'finrag/graphrag/ingest.py'),
                                         'finrag.graphrag.ingest.NewsStore._check_meta': ( 'graphrag.ingest.html#newsstore._check_meta',
                                                                                           'finrag/graphrag/ingest.py'),
+                                        'finrag.graphrag.ingest.NewsStore._ivf': ( 'graphrag.ingest.html#newsstore._ivf',
+                                                                                   'finrag/graphrag/ingest.py'),
                                         'finrag.graphrag.ingest.NewsStore._read': ( 'graphrag.ingest.html#newsstore._read',
                                                                                     'finrag/graphrag/ingest.py'),
                                         'finrag.graphrag.ingest.NewsStore._repair': ( 'graphrag.ingest.html#newsstore._repair',

@@ -318,9 +318,27 @@ class NewsStore:
     @property
     def index(self):
         """The FAISS index over the normalised embeddings, built on first use: the one meta.json records (`index`;
-        `index_spec`: exact `IndexFlatIP` below `[data] ivf_min_vectors` chunks, IVF above), flat for older stores."""
-        if self._index is None: self._index = build_index(self.embeddings, self.meta.get("index") or {"kind": "flat"})
+        `index_spec`: exact `IndexFlatIP` below `[data] ivf_min_vectors` chunks, IVF above), flat for older stores.
+        A trained IVF index is cached beside the vectors (`index-<digest of the ordered ids>.faiss`, atomic write;
+        not part of the committed state: a missing, stale or unreadable cache is rebuilt, a read-only store skips it)."""
+        if self._index is None:
+            spec = self.meta.get("index") or {"kind": "flat"}
+            self._index = build_index(self.embeddings, spec) if spec.get("kind", "flat") == "flat" else self._ivf(spec)
         return self._index
+
+    def _ivf(self, spec:dict):
+        import faiss
+        p = self.path/f"index-{stable_id(*(r['id'] for r in self.rows), spec['nlist'])}.faiss"
+        with contextlib.suppress(RuntimeError, OSError):
+            if p.is_file() and not p.is_symlink():
+                ix = faiss.deserialize_index(np.fromfile(p, dtype="uint8"))
+                if ix.ntotal == len(self.embeddings): ix.nprobe = min(int(spec["nprobe"]), ix.nlist); return ix
+        ix = build_index(self.embeddings, spec)
+        with contextlib.suppress(FinragError, OSError):
+            atomic_write(p, faiss.serialize_index(ix).tobytes())
+            for old in self.path.glob("index-*.faiss"):
+                if old != p: old.unlink()
+        return ix
 
     def save(self, rows:list[dict], E:np.ndarray):
         """Replace the vector files, crash-safely: write `<name>.new` files (fsync), record them as a *pending* write in
@@ -475,7 +493,8 @@ def _plan(store_rows:list[dict], chunks:list) -> tuple[list, set, int]:
     new = list({c.id: c for c in chunks if c.id not in known}.values())
     return new, removed, len(replaced)
 
-_STORE_NAMES = ("meta.json", "chunks.jsonl", "embeddings.npy", "graph", ".lock", ".meta.json.", ".chunks.jsonl.", ".embeddings.npy.")
+_STORE_NAMES = ("meta.json", "chunks.jsonl", "embeddings.npy", "graph", ".lock", ".meta.json.", ".chunks.jsonl.", ".embeddings.npy.",
+                "index-", ".index-")
 
 def check_store_dir(store_dir) -> Path:
     """`store_dir` as a place for a store: refused (`InputError`) when it is `/` or a non-empty folder that holds no
