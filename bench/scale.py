@@ -19,6 +19,10 @@ Parts of results/scale.json:
 - `slopes`: the log-log slope of seconds and of peak memory against the number of articles (1 = linear).
 - `projection`: the full FNSPID (15.7 M records) on N machines, from the measured per-chunk model cost.
 
+Measured 2026-12-02 (results/scale.json, assembled from this script's printed rows): the 100k size did not finish within
+the session (the embedded LadybugDB graph write of ~236k chunks ran > 13 min; 10k took 12 s), so the file records it as
+unfinished with lower bounds, and the slopes are from 1k and 10k.
+
 The IVF part builds >= 1 M synthetic vectors of the embedder's dimension with realistic structure: real MiniLM
 embeddings of sentences of the sample and FNSPID texts (the *base*), and each synthetic vector a mixture of a base
 vector and one of its 20 nearest base neighbours (weight ~ U(0, 1)) plus Gaussian noise of norm ~0.35, renormalised.
