@@ -31,7 +31,8 @@ def cutoff_list(s:str) -> tuple:
 # %% ../nbs/90b_cli_eval.ipynb #b8963d61
 def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
                        k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
-                       max_queries:int|None=None, seed:int=0, progress:bool=False):
+                       max_queries:int|None=None, seed:int=0, progress:bool=False, engine:str="local", address:str|None=None,
+                       workers:int|None=None):
     "Load the BEIR folder and run `finrag.retrieval.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`. `FinragError` for an unknown method or a bad option, before the data is read."
     from finrag.data import load_beir
     from finrag.methods import eval_retrieval, get_method   # every paper's methods registered
@@ -44,7 +45,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
         preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
     ds = load_beir(data, split)
     return eval_retrieval(ds, m, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
-                          progress=progress, **{o: v for o, v in (options or {}).items() if v is not None})
+                          progress=progress, engine=engine, address=address, workers=workers, **{o: v for o, v in (options or {}).items() if v is not None})
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0
 @eval_app.command("retrieval")
@@ -60,10 +61,14 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),
                        max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
                        seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
+                       engine:str=typer.Option("local", help="local | ray: search the queries in Ray actors (pip install \"finrag[ray]\"); the same metrics."),
+                       address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
+                       workers:int=typer.Option(None, min=1, help="With --engine ray: actors (default: the cluster's CPUs)."),
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
     r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, cutoff_list(k), (100,),
-                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out)
+                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out,
+                           engine=engine, address=address, workers=workers)
     for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)
     if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return
     typer.echo(retrieval_report(r, split))

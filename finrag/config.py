@@ -50,11 +50,14 @@ def check_range(cls,                  # a settings dataclass (e.g. `LatticeSetti
 # %% ../nbs/01_config.ipynb #4f5c60df
 @dataclass(frozen=True)
 class DataSettings:
-    "`[data]`: token-aware chunking (tokens of the embedder's tokenizer)."
+    "`[data]`: token-aware chunking (tokens of the embedder's tokenizer), news-loader limits and the P1 store's vector index."
     chunk_tokens: int = valid(8, what=">= 8 tokens (e.g. 200)")        # chunk size in tokens
     chunk_overlap: int = valid(0, what=">= 0 and below chunk_tokens")   # overlap between consecutive chunks, tokens
     max_article_chars: int = valid(1000, what=">= 1000 characters")  # news loaders (CSV and JSONL alike): a longer article is truncated there, with a counted warning
     max_run_chars: int = valid(20, what=">= 20 characters (e.g. 100)")  # a run of this many characters without whitespace is junk (base64, tables): removed, counted
+    ivf_min_vectors: int = valid(1, what=">= 1 vectors (e.g. 200000)")   # a P1 store of this many chunks or more searches an IVF index instead of the exact flat one
+    ivf_nlist_per_sqrt: float = valid(gt=0.0, what="> 0 (e.g. 2.0)")    # IVF cells: nlist = this x sqrt(chunks)
+    ivf_nprobe: int = valid(1, what=">= 1 cells (e.g. 16)")              # IVF cells scanned per query
 
 # %% ../nbs/01_config.ipynb #314945f0
 _UNIT = dict(lo=0.0, hi=1.0)

@@ -56,10 +56,14 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
            strict:bool=typer.Option(False, help="Stop at the first bad row instead of skipping it."),
            quiet:bool=typer.Option(False, "--quiet", help="No progress bars."),
            encoding:str=typer.Option("utf-8", help="The news file's encoding, e.g. cp1252 or utf-16."),
-           no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store.")):
+           no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store."),
+           engine:str=typer.Option("local", help="local | ray: run NER, sentiment and embedding on a Ray cluster (pip install \"finrag[ray]\")."),
+           address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
+           workers:int=typer.Option(None, min=1, help="With --engine ray: model actors (default: the cluster's CPUs).")):
     "Build or update a P1 store: chunks, entities, sentiment, embeddings, FAISS index and graph."
     from finrag.graphrag.ingest import ingest as _ingest
-    r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet, encoding=encoding, wait=not no_wait)
+    r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet, encoding=encoding, wait=not no_wait,
+                engine=engine, address=address, workers=workers)
     typer.echo(printable(r.load_summary)); typer.echo(printable(r.summary()))
 
 # %% ../../nbs/19_graphrag.cli.ipynb #22692603

@@ -18,8 +18,9 @@ from .enrich import enrich
 from .boilerplate import clean_news
 
 # %% auto #0
-__all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'ids_digest', 'store_lock',
-           'NewsStore', 'IngestReport', 'write_graph', 'rebuild_graph', 'check_store_dir', 'ingest']
+__all__ = ['STORE_FORMAT', 'VECTOR_FILES', 'article_subjects', 'chunk_source', 'influence_edges', 'ids_digest', 'index_spec',
+           'build_index', 'store_lock', 'NewsStore', 'IngestReport', 'write_graph', 'rebuild_graph', 'check_store_dir',
+           'ingest', 'ray_enrich']
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #cfd1f530
 def article_subjects(rows:list[dict]) -> dict[str, str|None]:
@@ -85,6 +86,38 @@ def _test_hook(stage:str):
             Path(act[5:] + ".reached").touch()
             while not Path(act[5:]).exists(): time.sleep(0.1)
         else: os.kill(os.getpid(), signal.SIGKILL)
+
+# %% ../../nbs/13_graphrag.ingest.ipynb #2a7cb300
+def index_spec(n:int,                # vectors in the store
+               settings=None          # a `DataSettings` (default `[data]` of settings.ini)
+              ) -> dict:
+    "Which FAISS index a store of `n` vectors holds: `{'kind': 'flat'}` below `ivf_min_vectors`, else `{'kind': 'ivf', 'nlist', 'nprobe'}`."
+    d = settings or get_settings().data
+    if n < d.ivf_min_vectors: return {"kind": "flat"}
+    return {"kind": "ivf", "nlist": max(1, int(round(d.ivf_nlist_per_sqrt * np.sqrt(n)))), "nprobe": d.ivf_nprobe}
+
+# %% ../../nbs/13_graphrag.ingest.ipynb #9670017d
+def build_index(E:np.ndarray,         # (n, dim) float32, L2-normalised rows
+                spec:dict,            # from `index_spec` (meta.json `index`)
+                train_per_list:int=64,# k-means training sample: this many vectors per list (at most n)
+                seed:int=0            # the training sample and k-means seed (the same store gives the same index)
+               ):
+    "A FAISS inner-product index over `E` as `spec` says: exact `IndexFlatIP`, or `IndexIVFFlat` trained on a seeded sample, `nprobe` set."
+    import faiss
+    E = np.ascontiguousarray(E, dtype="float32")
+    dim = E.shape[1] if E.size else 1
+    if spec.get("kind", "flat") == "flat":
+        ix = faiss.IndexFlatIP(dim)
+        if len(E): ix.add(E)
+        return ix
+    if spec["kind"] != "ivf": raise FinragError(f"unknown vector index kind {spec['kind']!r} in meta.json (this finrag knows flat, ivf)")
+    nlist = min(int(spec["nlist"]), len(E))
+    ix = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+    ix.cp.seed = seed
+    rng = np.random.default_rng(seed)
+    sample = E[np.sort(rng.choice(len(E), min(len(E), train_per_list * nlist), replace=False))]
+    ix.train(sample); ix.add(E); ix.nprobe = min(int(spec["nprobe"]), nlist)
+    return ix
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #86f2b347
 _LOCKS = {}   # lock file (resolved) -> [fd, n_shared, n_exclusive]: the locks this process holds, by store
@@ -284,13 +317,28 @@ class NewsStore:
 
     @property
     def index(self):
-        "FAISS `IndexFlatIP` over the normalised embeddings (exact cosine), built on first use."
+        """The FAISS index over the normalised embeddings, built on first use: the one meta.json records (`index`;
+        `index_spec`: exact `IndexFlatIP` below `[data] ivf_min_vectors` chunks, IVF above), flat for older stores.
+        A trained IVF index is cached beside the vectors (`index-<digest of the ordered ids>.faiss`, atomic write;
+        not part of the committed state: a missing, stale or unreadable cache is rebuilt, a read-only store skips it)."""
         if self._index is None:
-            import faiss
-            E = np.ascontiguousarray(self.embeddings, dtype="float32")
-            self._index = faiss.IndexFlatIP(E.shape[1] if E.size else 1)
-            if len(E): self._index.add(E)
+            spec = self.meta.get("index") or {"kind": "flat"}
+            self._index = build_index(self.embeddings, spec) if spec.get("kind", "flat") == "flat" else self._ivf(spec)
         return self._index
+
+    def _ivf(self, spec:dict):
+        import faiss
+        p = self.path/f"index-{stable_id(*(r['id'] for r in self.rows), spec['nlist'])}.faiss"
+        with contextlib.suppress(RuntimeError, OSError):
+            if p.is_file() and not p.is_symlink():
+                ix = faiss.deserialize_index(np.fromfile(p, dtype="uint8"))
+                if ix.ntotal == len(self.embeddings): ix.nprobe = min(int(spec["nprobe"]), ix.nlist); return ix
+        ix = build_index(self.embeddings, spec)
+        with contextlib.suppress(FinragError, OSError):
+            atomic_write(p, faiss.serialize_index(ix).tobytes())
+            for old in self.path.glob("index-*.faiss"):
+                if old != p: old.unlink()
+        return ix
 
     def save(self, rows:list[dict], E:np.ndarray):
         """Replace the vector files, crash-safely: write `<name>.new` files (fsync), record them as a *pending* write in
@@ -312,7 +360,8 @@ class NewsStore:
     def commit(self, n_edges:int):
         "Close a write: meta.json gets the counts and the chunk-id digest, and loses its `pending` mark (atomic rename)."
         self.write_meta(pending=None, n_chunks=len(self.rows), n_edges=n_edges, ids_digest=ids_digest(r["id"] for r in self.rows),
-                        graph_backend=_graph_backend())
+                        graph_backend=_graph_backend(), index=index_spec(len(self.rows)))
+        self._index = None
         self.problems = []
 
     def check(self, graph:bool=True) -> list[str]:
@@ -444,7 +493,8 @@ def _plan(store_rows:list[dict], chunks:list) -> tuple[list, set, int]:
     new = list({c.id: c for c in chunks if c.id not in known}.values())
     return new, removed, len(replaced)
 
-_STORE_NAMES = ("meta.json", "chunks.jsonl", "embeddings.npy", "graph", ".lock", ".meta.json.", ".chunks.jsonl.", ".embeddings.npy.")
+_STORE_NAMES = ("meta.json", "chunks.jsonl", "embeddings.npy", "graph", ".lock", ".meta.json.", ".chunks.jsonl.", ".embeddings.npy.",
+                "index-", ".index-")
 
 def check_store_dir(store_dir) -> Path:
     """`store_dir` as a place for a store: refused (`InputError`) when it is `/` or a non-empty folder that holds no
@@ -475,14 +525,24 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
            progress:bool=False, chunker:Chunker|None=None,
            encoding:str="utf-8",      # the news file's encoding
            wait:bool=True,            # False: fail at once when another process writes this store
-           clean:bool=True            # drop near-duplicate articles and boilerplate sentences first (`clean_news`)
+           clean:bool=True,           # drop near-duplicate articles and boilerplate sentences first (`clean_news`)
+           engine:str="local",        # 'local' (this process) | 'ray' (the per-chunk work on a Ray cluster: `ray_enrich`)
+           address:str|None=None,     # engine 'ray': a running cluster's address (None: start a local one)
+           workers:int|None=None      # engine 'ray': model actors (None: the cluster's CPUs)
           ) -> IngestReport:
     """Load → chunk → enrich the new chunks → vectors → graph → commit; safe to re-run (idempotent), repairs an
     interrupted store first, replaces articles that come again with other text. Everything slow (NER, sentiment,
     embedding) runs before the store's exclusive lock, which is held only to write and commit: readers keep working
     meanwhile, and the writer waits for open readers before its commit. `store_dir` must be a store, a new folder
-    or an empty one (`check_store_dir`)."""
+    or an empty one (`check_store_dir`). `engine="ray"` runs only the enrichment on Ray (`ray_enrich`, see below); the
+    store is written here, by the same code (`InputError` for an unknown engine or when Ray is not installed)."""
+    from finrag.scale import check_engine, require_ray
     t, rep = Timings(), IngestReport()
+    if check_engine(engine) == "ray":
+        require_ray()
+        run = lambda cs, **kw: ray_enrich(cs, address=address, workers=workers, **kw)
+    elif address or workers: raise InputError("--address and --workers need --engine ray", field="engine")
+    else: run = enrich
     store_dir = check_store_dir(store_dir)
     with t("load"): items, lrep = load_news(news_path, format=format, strict=strict, limit=limit, encoding=encoding)
     if not items:
@@ -491,7 +551,7 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
     with t("clean"): items, crep = clean_news(items) if clean else (items, {"near_duplicates": 0, "boilerplate_sentences": 0})
     with t("chunk"): chunks = chunk_news(items, chunker, progress=progress)
     new, _, _ = _plan(_peek(store_dir, wait), chunks)          # outside the exclusive lock: readers keep reading
-    ecs, E_new = enrich(new, timings=t, progress=progress)
+    ecs, E_new = run(new, timings=t, progress=progress)
     ready = {ec.chunk.id: (_chunk_row(ec), E_new[i]) for i, ec in enumerate(ecs)}
     _test_hook("prepared")
     created = not store_dir.exists()
@@ -529,3 +589,43 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
     rep.near_duplicates, rep.boilerplate_sentences = crep["near_duplicates"], crep["boilerplate_sentences"]
     rep.seconds = dict(t)
     return rep
+
+# %% ../../nbs/13_graphrag.ingest.ipynb #de700644
+class _Enricher:
+    "A Ray Data actor: loads the NER, sentiment and embedding models once, then `enrich`es batches of pickled chunks."
+    def __init__(self):
+        from finrag.models import get_sentiment, get_embedder
+        from finrag.ner import get_ner
+        self.models = dict(ner=get_ner(), sentiment=get_sentiment(), embedder=get_embedder())
+    def __call__(self, batch:dict) -> dict:
+        import pickle
+        ecs, E = enrich([pickle.loads(b) for b in batch["chunk"]], **self.models)
+        return {"i": batch["i"], "ec": np.array([pickle.dumps(ec) for ec in ecs], dtype=object), "embedding": E}
+
+def ray_enrich(chunks:list,                # `Chunk`s to enrich
+               timings:Timings|None=None,  # adds 'ray enrich' seconds (the whole pipeline, model loads included)
+               progress:bool=False,        # Ray Data's progress bars
+               batch_size:int=64,          # chunks per `map_batches` batch (at most; smaller so that every worker gets one)
+               workers:int|None=None,      # model actors (None: the cluster's CPUs)
+               address:str|None=None,      # a running Ray cluster (see `finrag.scale.ray_cluster`); None: a local one
+               num_cpus:int|None=None      # CPUs of a local cluster
+              ) -> tuple[list, np.ndarray]:
+    "`enrich(chunks)` on Ray: Ray Data `map_batches` over `_Enricher` actors; the same (enriched chunks, `(n, dim)` float32 embeddings), in input order."
+    import pickle
+    from finrag.scale import ray_cluster
+    if not chunks: return enrich([], timings=timings)
+    t = timings if timings is not None else Timings()
+    with t("ray enrich"), ray_cluster(address, num_cpus) as ray:
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = progress; ctx.verbose_progress = False
+        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        bs = max(1, min(batch_size, -(-len(chunks) // n)))      # every worker gets a batch
+        n = min(n, -(-len(chunks) // bs))
+        ds = ray.data.from_items([{"i": i, "chunk": pickle.dumps(c)} for i, c in enumerate(chunks)], override_num_blocks=-(-len(chunks) // bs))
+        out = ds.map_batches(_Enricher, batch_size=bs, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1)
+        got = {}
+        for b in out.iter_batches(batch_size=None, batch_format="numpy"):
+            for i, ec, e in zip(b["i"], b["ec"], b["embedding"]): got[int(i)] = (pickle.loads(ec), e)
+    if len(got) != len(chunks): raise FinragError(f"the Ray pipeline returned {len(got)} of {len(chunks)} enriched chunks (a finrag bug)")
+    ecs = [got[i][0] for i in range(len(chunks))]
+    return ecs, np.stack([got[i][1] for i in range(len(chunks))]).astype("float32")

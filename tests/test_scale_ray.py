@@ -1,0 +1,107 @@
+"""Scale-out on Ray (issue 30): on a local Ray cluster (`ray.init(num_cpus=2)`, one per module, offline, no dashboard)
+the Ray engine gives the local engine's results — the same P1 store from `finrag ingest --engine ray` (chunk ids,
+rows, embeddings within 1e-5, graph counts, `ask` retrieval) and the same retrieval run and metrics from
+`eval_retrieval(..., engine="ray")` — and no Ray process is left behind. Without Ray, `--engine ray` is one line and
+exit 2. Data: the made-up sample (data/sample)."""
+import os, subprocess, sys, time
+import numpy as np
+import pytest
+from finrag.core import project_root, sample_news_path
+from cli_helpers import run_cli
+
+ray = pytest.importorskip("ray", reason="the optional extra finrag[ray] (in the dev extra) is not installed")
+QUESTIONS = ["How does demand for Nvidia GPUs affect its suppliers and competitors?",
+             "Which companies are exposed to weak iPhone demand in China, and how?",
+             "What did analysts say about Microsoft's cloud growth?"]
+
+
+def _session_processes(session:str) -> list[str]:
+    "Processes (pid and name) whose command line names this Ray session (raylet, gcs_server, agents, workers)."
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit(): continue
+        try: cmd = open(f"/proc/{p}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError: continue
+        if session in cmd: out.append(f"{p} {cmd[:80]}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    "One local Ray cluster for the module (finrag.scale.ray_cluster: no dashboard, no usage stats); afterwards no Ray process is left."
+    from finrag.scale import ray_cluster
+    with ray_cluster(num_cpus=2) as r:
+        session = os.path.basename(r._private.worker._global_node.get_session_dir_path())
+        assert _session_processes(session), "the local cluster's processes were not found (the check below would be void)"
+        yield r
+    assert not ray.is_initialized()
+    deadline = time.time() + 30
+    while _session_processes(session) and time.time() < deadline: time.sleep(0.5)
+    assert not _session_processes(session), f"Ray processes left behind: {_session_processes(session)}"
+
+
+@pytest.fixture(scope="module")
+def stores(cluster, tmp_path_factory):
+    "(local store, Ray store) of the made-up sample, the Ray one through the CLI (`finrag ingest --engine ray --workers 2`)."
+    from finrag.graphrag.ingest import ingest
+    d = tmp_path_factory.mktemp("stores")
+    ingest(sample_news_path(), d/"local")
+    return d/"local", d/"ray"
+
+
+def test_ray_ingest_equals_local(stores, capsys):
+    from finrag.graphrag.ingest import NewsStore
+    from finrag.graphrag.rag import GraphRAG
+    local, rayd = stores
+    code, out, err = run_cli(capsys, "ingest", sample_news_path(), "--store", rayd, "--engine", "ray", "--workers", "2", "--quiet")
+    assert code == 0, err[-2000:]
+    assert "ray enrich" in out and "36 new chunks" in out, out
+    a, b = NewsStore(local), NewsStore(rayd)
+    try:
+        assert [r["id"] for r in a.rows] == [r["id"] for r in b.rows] and len(a.rows) == 36
+        assert a.rows == b.rows                                   # entities, tickers, sentiment, offsets
+        assert a.embeddings.shape == b.embeddings.shape == (36, 384)
+        assert np.abs(a.embeddings - b.embeddings).max() < 1e-5
+        assert a.graph.counts() == b.graph.counts() and a.graph.counts()["influences"] > 0
+        assert a.meta["ids_digest"] == b.meta["ids_digest"] and a.meta["index"] == b.meta["index"] == {"kind": "flat"}
+        ra, rb = GraphRAG(a), GraphRAG(b)
+        for q in QUESTIONS:
+            for mode in ("vector", "graph"):
+                x, y = ra.retrieve(q, mode), rb.retrieve(q, mode)
+                assert x.chunk_ids and x.chunk_ids == y.chunk_ids, (q, mode)
+                assert x.entities == y.entities
+    finally: a.close(); b.close()
+
+
+def test_ray_eval_retrieval_same_metrics(cluster):
+    from finrag.data import load_beir
+    from finrag.retrieval import eval_retrieval
+    ds = load_beir(project_root()/"data/sample/beir_sample", "test")
+    for method in ("dense",):          # dense: each actor rebuilds the retriever with its own embedder (the model-actor path)
+        loc = eval_retrieval(ds, method, k=(5, 10))
+        ray_ = eval_retrieval(ds, method, k=(5, 10), engine="ray", workers=2)
+        assert ray_.n_queries == loc.n_queries > 2
+        assert ray_.metrics == loc.metrics and loc.metrics["ndcg@10"] > 0, (method, loc.metrics, ray_.metrics)
+        assert ray_.run == loc.run
+
+
+def test_ray_map_order_and_one_setup_per_worker(cluster):
+    from finrag.scale import ray_map
+    def setup(): return os.getpid()
+    got = ray_map(lambda pid, x: (pid, x * x), list(range(10)), setup, workers=2)
+    assert [x for _, x in got] == [x * x for x in range(10)]
+    pids = {p for p, _ in got}
+    assert 1 <= len(pids) <= 2 and os.getpid() not in pids        # in Ray workers, never this process
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", "ray"], 'needs Ray, which is not installed: pip install "finrag[ray]"'),
+    (["--engine", "spark"], "unknown engine 'spark'; choose one of local, ray"),
+    (["--address", "10.0.0.1:6379"], "--address and --workers need --engine ray")])
+def test_engine_errors_are_one_line(args, message, tmp_path):
+    "Without Ray (its import blocked), `--engine ray` is one line naming the extra, exit 2, no traceback, no store left."
+    code = "import sys; sys.modules['ray'] = None\nfrom finrag.cli import main; main()"
+    p = subprocess.run([sys.executable, "-c", code, "ingest", str(sample_news_path()), "--store", str(tmp_path/"s"), *args],
+                       capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert len(p.stderr.strip().splitlines()) == 1 and not (tmp_path/"s").exists()
