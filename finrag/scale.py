@@ -66,18 +66,28 @@ def ray_map(fn,                      # fn(state, item) -> result (state: what `s
             engine:str="ray",        # 'ray' | 'local' (the same calls in this process, in order)
             workers:int|None=None,   # Ray actors (None: the cluster's CPUs, at most one per item)
             address:str|None=None,   # the cluster (see `ray_cluster`)
-            num_cpus:int|None=None   # CPUs of a local cluster
+            num_cpus:int|None=None,  # CPUs of a local cluster
+            on_result=None           # on_result(i, result), called in this process as each result arrives, in input order
            ) -> list:
-    "`[fn(setup(), x) for x in items]`, the items spread over `workers` Ray actors (one `setup` each); results in input order."
+    """`[fn(setup(), x) for x in items]`, the items spread over `workers` Ray actors (one `setup` each); results in
+    input order. `on_result` sees each result as soon as it and the ones before it are done (a checkpoint, a progress bar)."""
     items = list(items)
     if check_engine(engine) == "local" or not items:
-        state = setup() if setup and items else None
-        return [fn(state, x) for x in items]
+        state, out = (setup() if setup and items else None), []
+        for i, x in enumerate(items):
+            out.append(fn(state, x))
+            if on_result: on_result(i, out[-1])
+        return out
     with ray_cluster(address, num_cpus) as ray:
         from ray.util import ActorPool
         n = max(1, min(len(items), workers or int(ray.cluster_resources().get("CPU", 1))))
         Actor = ray.remote(num_cpus=1)(_Worker)
         actors = [Actor.remote(setup, fn) for _ in range(n)]
-        try: return list(ActorPool(actors).map(lambda a, x: a.run.remote(x), items))
+        out = []
+        try:
+            for i, r in enumerate(ActorPool(actors).map(lambda a, x: a.run.remote(x), items)):
+                out.append(r)
+                if on_result: on_result(i, r)
+            return out
         finally:
             for a in actors: ray.kill(a)

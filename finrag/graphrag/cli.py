@@ -192,7 +192,10 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   diversity:float=typer.Option(0.0, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; issue 27, bench/p1_cross_entity.py)."),
                   floor:float=typer.Option(0.9, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1]."),
                   network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
-                  json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
+                  json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON."),
+                  engine:str=typer.Option("local", help="local | ray: the questions spread over Ray actors, each with the store and its own LLM client (pip install \"finrag[ray]\"); the same rows and statistics."),
+                  address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
+                  workers:int=typer.Option(None, min=1, help="With --engine ray: actors (default: the cluster's CPUs); point FINRAG_LLM_BASE_URL at one endpoint to share its capacity.")):
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
     from finrag.graphrag.questions import load_questions
     from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
@@ -206,5 +209,6 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
     if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,
-                          graph_options=dict(diversity=diversity, floor=floor, network_reserve=network_reserve))
+                          graph_options=dict(diversity=diversity, floor=floor, network_reserve=network_reserve),
+                          engine=engine, address=address, workers=workers)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))

@@ -161,32 +161,100 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       max_tokens:int=200,          # answer budget in tokens
                       checkpoint=None,             # JSONL of finished rows: a re-run skips them (resume after interruption)
                       progress:bool=False,
-                      graph_options:dict|None=None # more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
+                      graph_options:dict|None=None,# more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
+                      engine:str="local",          # 'local' | 'ray': questions spread over Ray actors (`finrag.scale.ray_map`)
+                      address:str|None=None,       # engine 'ray': a running cluster (default: a local one)
+                      workers:int|None=None        # engine 'ray': actors (default: the cluster's CPUs)
                      ) -> dict:
-    "Per-question rows, summaries with bootstrap CIs, paired Wilcoxon tests (`PAIRS`), router accuracy, latency and failure counts."
+    """Per-question rows, summaries with bootstrap CIs, paired Wilcoxon tests (`PAIRS`), router accuracy, latency and failure counts.
+    With `engine='ray'` the retrieval and answers of each question run in Ray actors, each of which opens the store
+    (read-only, beside the others) and its own default LLM client (`get_llm()`: set FINRAG_LLM_BASE_URL to share one
+    endpoint's capacity); rows, checkpoint, RAGAS and statistics stay in this process, so the result is the same as the
+    local engine's. `InputError` for an `llm` object with engine 'ray' (a client cannot be shipped to the workers)."""
     from finrag.graphrag.rag import GraphRAG, answer
     from finrag.graphrag.ingest import NewsStore
     if not questions: raise InputError("no questions to evaluate", field="questions")
     if ragas not in (False, True, "offline"): raise InputError(f"ragas={ragas!r}: use False, 'offline' or True", field="ragas")
     bad = [m for m in modes if m not in SYSTEMS]
     if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS}", field="modes")
+    from finrag.scale import check_engine, require_ray
+    if check_engine(engine) == "ray":
+        require_ray()
+        if llm is not None: raise InputError("engine 'ray' answers with each worker's default client (FINRAG_LLM_BASE_URL); pass llm=None", field="llm")
+    elif address or workers: raise InputError("--address and --workers need --engine ray", field="engine")
     st = store if isinstance(store, NewsStore) else NewsStore(store)
     try:
         rag = GraphRAG(st, tau=tau, **(graph_options or {}))
         paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if "paper" in " ".join(modes) else None
         return _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
                          ragas_timeout, tuple(modes), tuple(m for m in llm_modes if m in modes), n_bootstrap, seed, max_tokens,
-                         checkpoint, progress)
+                         checkpoint, progress, dict(engine=engine, address=address, workers=workers, tau=tau, graph_options=graph_options))
     finally:
         if st is not store: st.close()
 
 # %% ../../nbs/18_graphrag.eval.ipynb #a2aaecf8
+def _question_rows(rag, paper, answer, llm, q, i:int, modes, llm_modes, answered:set, done_rows:dict, use_llm:bool,
+                   max_tokens:int) -> list[tuple]:
+    "One question in every mode: [(row, RAGResult, fresh)], `fresh` False for a row taken from the checkpoint."
+    from finrag.graphrag.rag import budget_of
+    order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
+    done, mine, out = {}, {}, []
+    for mode in order:
+        res = done[mode] if mode in done else _retrieve(rag, paper, q.question, mode, done)
+        done[mode] = res
+        talk = q.id in answered and mode in llm_modes
+        prev = done_rows.get((q.id, mode))
+        if prev is not None and (prev.get("answer") is not None or not talk):      # failed answers are asked again
+            res.answer = prev.get("answer"); out.append((prev, res, False)); mine[mode] = prev; continue
+        ret = dict(context_entities=res.entities, chunk_ids=res.chunk_ids, n_contexts=len(res.contexts),
+                   context_tokens=budget_of(res)[1], n_network=sum(c.role == "network" for c in res.contexts),
+                   n_neighbours=len(res.neighbours), context_entity_recall=context_entity_recall(q.entities, res),
+                   support_recall=support_recall(q.support_ids, res),
+                   route=(res.route or {}).get("mode"), route_why=(res.route or {}).get("why"))
+        err = None
+        if talk:
+            try: answer(rag, res, llm=llm, max_tokens=max_tokens)
+            except LLMError as e: err = str(e)[:300]
+        tm, info = dict(res.timings), res.llm or {}
+        ret_s = sum(v for k, v in tm.items() if k != "llm")
+        lat = (None if err or info.get("cached") else ret_s + tm.get("llm", 0.0)) if talk else (None if use_llm else ret_s)
+        reused = False
+        if talk and mode == "auto" and info.get("cached") and res.mode in mine and mine[res.mode].get("llm_s") is not None \
+                and mine[res.mode].get("chunk_ids") == res.chunk_ids:
+            lat, reused = ret_s + mine[res.mode]["llm_s"], True      # the routed mode's answer: same prompt, same generation
+        row = dict(question_id=q.id, type=q.type, mode=mode, question=q.question, expected=q.entities, **ret,
+                   answered=talk, prompt_contexts=len(res.contexts), dropped_contexts=info.get("dropped_contexts", 0),
+                   answer=res.answer, llm_error=err, cached=bool(info.get("cached")), llm_reused=reused,
+                   prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
+                   retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
+                   latency_s=lat)
+        out.append((row, res, True)); mine[mode] = row
+    return out
+
+def _ray_setup(store_path:str, tau, graph_options, want_paper:bool, use_llm:bool):
+    "A Ray worker's state: the store (read-only), the budgeted and paper graphs, the answer function and its LLM client."
+    from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.graphrag.ingest import NewsStore
+    st = NewsStore(store_path)
+    rag = GraphRAG(st, tau=tau, **(graph_options or {}))
+    paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if want_paper else None
+    llm = None
+    if use_llm:
+        from finrag.llm import get_llm
+        llm = get_llm()
+    return dict(st=st, rag=rag, paper=paper, answer=answer, llm=llm)
+
+def _ray_questions(state, job:dict) -> list:
+    "A Ray task: `_question_rows` of a shard of (index, question) pairs."
+    s = state
+    return [_question_rows(s["rag"], s["paper"], s["answer"], s["llm"], q, i, job["modes"], job["llm_modes"], job["answered"],
+                           job["done_rows"], job["use_llm"], job["max_tokens"]) for i, q in job["items"]]
+
 def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
-              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress) -> dict:
+              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress, scale) -> dict:
     from finrag.ner import get_ner
     from finrag.config import redact
-    from finrag.graphrag.rag import budget_of
-    if use_llm:
+    if use_llm and scale["engine"] == "local":
         from finrag.llm import get_llm
         llm = llm or get_llm()
         llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=1, cache=False)   # warm-up: load the model now
@@ -195,49 +263,41 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
     ck = open(checkpoint, "a", encoding="utf-8") if checkpoint else None
     rows, results, t0 = [], {}, time.perf_counter()
     n_llm, i_llm = len(answered) * len(llm_modes), 0
-    it = list(enumerate(questions))
-    if progress:
-        from tqdm.auto import tqdm; it = tqdm(it, desc="questions")
+    def take(q, out):
+        nonlocal i_llm
+        for row, res, fresh in out:
+            results[q.id, row["mode"]] = res; rows.append(row)
+            if not fresh: continue
+            if row["answered"]:
+                i_llm += 1
+                took = "cache" if row["cached"] else f"{row['latency_s'] or 0:.1f} s"
+                if progress: print(f"[{time.strftime('%H:%M:%S')}] answer {i_llm}/{n_llm} {q.id} {row['mode']}: {row['prompt_tokens']} prompt tokens, "
+                                   f"{row['completion_tokens']} completion, {took}", flush=True)
+            if ck: ck.write(json.dumps(row, ensure_ascii=False, default=float) + "\n"); ck.flush()
     try:
-        for i, q in it:
-            order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
-            done, mine = {}, {}
-            for mode in order:
-                res = done[mode] if mode in done else _retrieve(rag, paper, q.question, mode, done)
-                done[mode] = res
-                results[q.id, mode] = res
-                talk = q.id in answered and mode in llm_modes
-                prev = done_rows.get((q.id, mode))
-                if prev is not None and (prev.get("answer") is not None or not talk):      # failed answers are asked again
-                    res.answer = prev.get("answer"); rows.append(prev); mine[mode] = prev; continue
-                ret = dict(context_entities=res.entities, chunk_ids=res.chunk_ids, n_contexts=len(res.contexts),
-                           context_tokens=budget_of(res)[1], n_network=sum(c.role == "network" for c in res.contexts),
-                           n_neighbours=len(res.neighbours), context_entity_recall=context_entity_recall(q.entities, res),
-                           support_recall=support_recall(q.support_ids, res),
-                           route=(res.route or {}).get("mode"), route_why=(res.route or {}).get("why"))
-                err = None
-                if talk:
-                    try: answer(rag, res, llm=llm, max_tokens=max_tokens)
-                    except LLMError as e: err = str(e)[:300]
-                tm, info = dict(res.timings), res.llm or {}
-                ret_s = sum(v for k, v in tm.items() if k != "llm")
-                lat = (None if err or info.get("cached") else ret_s + tm.get("llm", 0.0)) if talk else (None if use_llm else ret_s)
-                reused = False
-                if talk and mode == "auto" and info.get("cached") and res.mode in mine and mine[res.mode].get("llm_s") is not None \
-                        and mine[res.mode].get("chunk_ids") == res.chunk_ids:
-                    lat, reused = ret_s + mine[res.mode]["llm_s"], True      # the routed mode's answer: same prompt, same generation
-                row = dict(question_id=q.id, type=q.type, mode=mode, question=q.question, expected=q.entities, **ret,
-                           answered=talk, prompt_contexts=len(res.contexts), dropped_contexts=info.get("dropped_contexts", 0),
-                           answer=res.answer, llm_error=err, cached=bool(info.get("cached")), llm_reused=reused,
-                           prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
-                           retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
-                           latency_s=lat)
-                rows.append(row); mine[mode] = row
-                if talk:
-                    i_llm += 1
-                    if progress: print(f"[{time.strftime('%H:%M:%S')}] answer {i_llm}/{n_llm} {q.id} {mode}: {row['prompt_tokens']} prompt tokens, "
-                                       f"{row['completion_tokens']} completion, {'cache' if row['cached'] else f'{lat or 0:.1f} s'}", flush=True)
-                if ck: ck.write(json.dumps(row, ensure_ascii=False, default=float) + "\n"); ck.flush()
+        if scale["engine"] == "ray":
+            from finrag.scale import ray_map
+            from functools import partial
+            items = list(enumerate(questions))
+            size = max(1, math.ceil(len(items) / (4 * (scale["workers"] or 2))))
+            shards = [items[j:j + size] for j in range(0, len(items), size)]
+            jobs = [dict(items=s, modes=modes, llm_modes=llm_modes, answered=answered, done_rows={k: v for k, v in done_rows.items() if k[0] in {q.id for _, q in s}},
+                         use_llm=use_llm, max_tokens=max_tokens) for s in shards]
+            setup = partial(_ray_setup, str(Path(st.path).resolve()), scale["tau"], scale["graph_options"], paper is not None, use_llm)
+            bar = None
+            if progress:
+                from tqdm.auto import tqdm; bar = tqdm(total=len(items), desc="questions")
+            def arrived(j, outs):
+                for (_, q), out in zip(shards[j], outs): take(q, out)
+                if bar is not None: bar.update(len(outs))
+            ray_map(_ray_questions, jobs, setup=setup, workers=scale["workers"], address=scale["address"], on_result=arrived)
+            if bar is not None: bar.close()
+        else:
+            it = list(enumerate(questions))
+            if progress:
+                from tqdm.auto import tqdm; it = tqdm(it, desc="questions")
+            for i, q in it:
+                take(q, _question_rows(rag, paper, answer, llm, q, i, modes, llm_modes, answered, done_rows, use_llm, max_tokens))
     finally:
         if ck: ck.close()
     qmap = {q.id: q for q in questions}
@@ -275,7 +335,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
                use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n,
                ragas_metrics=ragas_metrics if ragas is True else [], max_tokens=max_tokens,
                llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=redact(getattr(llm, "base_url", None)) if use_llm and getattr(llm, "base_url", None) else None,
-               store=str(st.path), n_bootstrap=n_bootstrap)
+               store=str(st.path), n_bootstrap=n_bootstrap, engine=scale["engine"])
     pairs = {f"{a} vs {b}": compare_modes(rows, metrics + ["latency_s", "context_tokens"], a, b) for a, b in PAIRS if a in modes and b in modes}
     return dict(config=cfg, n_questions=len(questions), counts=dict(Counter(q.type for q in questions)), metrics=metrics,
                 rows=rows, summary=summarise(rows, metrics + ["latency_s", "context_tokens", "prompt_tokens"], modes, n_bootstrap, seed),
