@@ -23,6 +23,8 @@ Commands:
   judge       P(yes) of 10 documents for one query with the judge tier: wall seconds, and the prompt cache checked with
               the server's own timings (prompt tokens evaluated vs sent: the shared instruction+query prefix is cached)
   all         speed + slots + judge
+  speculative greedy RAG-like answers of the 1.5B with speculative decoding off, with prompt n-gram drafts and with
+              the 0.5B as draft model: decode tokens/s, acceptance, identical outputs (kept only if identical and >= 1.3x)
   judge-tier  per development dataset (financebench, finqa, tatqa): P(yes) AUC of a tier on N queries x their BM25
               top-10 pool (labels from the qrels), with a bootstrap 95% CI over queries, and tokens/s; resumable from
               the LLM disk cache (a rerun re-sends nothing already answered), with a progress bar
@@ -208,6 +210,44 @@ def demo_llm_seconds(llm) -> tuple[float, int, int]:
     return secs, pt, ct
 
 
+# ---- speculative: the 0.5B drafting for the 1.5B, and prompt n-gram drafts, against plain decoding ----
+
+ANSWER_QUESTIONS = ("Which companies are mentioned and what happened to each? Answer in 3 sentences, citing the text.",
+                    "Summarise the news about Nvidia in two sentences, quoting the text where possible.",
+                    "Which company's news could affect its suppliers, and why? Two sentences.")
+
+
+def cmd_speculative(a, out):
+    """Greedy answers (RAG-like: ~600 news tokens + a question) of the 1.5B with speculative decoding off, with n-gram
+    drafts from the prompt, and with the 0.5B as draft model: decode tokens/s from the server's timings, the draft
+    acceptance, and whether every output is identical to plain decoding. Kept only if identical and >= 1.3x."""
+    target, draft = a.spec_target, a.spec_draft
+    ctx = prompt_of(a.prompt_tokens)[1]["content"].split("\nSummarise")[0]
+    reqs = [dict(messages=[{"role": "user", "content": f"{ctx}\nQuestion: {q}"}], max_tokens=a.gen * 2, temperature=0.0)
+            for q in ANSWER_QUESTIONS]
+    rows, base = {}, None
+    for mode in ("none", "ngram", f"draft:{draft}"):
+        spec = None if mode == "none" else ("ngram" if mode == "ngram" else draft)
+        with LocalLLMServer(target, n_threads=a.threads[0], slots=1, speculative=spec) as srv:
+            c = client_for(srv, target)
+            res = [c.chat(**r) for r in reqs]
+            c.close()
+        tm = [r.server_timings or {} for r in res]
+        dec_n, dec_ms = sum(t.get("predicted_n", 0) for t in tm), sum(t.get("predicted_ms", 0) for t in tm)
+        texts = [r.text for r in res]
+        if base is None: base = texts
+        rows[mode] = {"decode_tok_s": round(1000 * dec_n / dec_ms, 2) if dec_ms else None, "completion_tokens": dec_n,
+                      "drafted": sum(t.get("draft_n") or 0 for t in tm), "accepted": sum(t.get("draft_n_accepted") or 0 for t in tm),
+                      "identical_to_plain": texts == base, "identical_per_answer": [x == y for x, y in zip(texts, base)], "load": load()}
+        print(mode, rows[mode], flush=True)
+    plain = rows["none"]["decode_tok_s"]
+    for m, r in rows.items(): r["speedup"] = round(r["decode_tok_s"] / plain, 3) if plain and r["decode_tok_s"] else None
+    keep = [m for m, r in rows.items() if m != "none" and r["identical_to_plain"] and (r["speedup"] or 0) >= 1.3]
+    out["speculative"] = {"target": target, "draft": draft, "threads": a.threads[0], "answers": len(reqs), "rows": rows,
+                          "kept": keep or None, "rule": "identical greedy outputs and >= 1.3x decode tokens/s"}
+    print("kept:", keep or "none (speculative decoding stays off)", flush=True)
+
+
 # ---- judge-tier: the 0.5B vs the 1.5B as the P(yes) judge on the development pairs ----
 
 def auc(scores, labels) -> float:
@@ -270,7 +310,9 @@ def cmd_judge_tier(a):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", nargs="?", default="speed", choices=["speed", "slots", "judge", "all", "judge-tier"])
+    ap.add_argument("command", nargs="?", default="speed", choices=["speed", "slots", "judge", "all", "judge-tier", "speculative"])
+    ap.add_argument("--spec-target", default="qwen2.5-coder-1.5b", help="speculative: the model answering")
+    ap.add_argument("--spec-draft", default="qwen2.5-coder-0.5b", help="speculative: the draft model")
     ap.add_argument("--tiers", default=None, help="comma-separated tiers (default: all three; --quick: smollm2-135m)")
     ap.add_argument("--threads", default="1", help="llama.cpp threads, comma-separated (speed); the first one elsewhere")
     ap.add_argument("--slots", default="1,2,4,8", help="server slots to compare (slots)")
@@ -304,6 +346,7 @@ def main(argv=None):
     if a.command in ("speed", "all"): cmd_speed(a, out)
     if a.command in ("slots", "all"): cmd_slots(a, out)
     if a.command in ("judge", "all"): cmd_judge(a, out)
+    if a.command == "speculative": cmd_speculative(a, out)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=1, sort_keys=True, default=float) + "\n")
     print(f"wrote {RESULTS}" + ("  (--quick: not the numbers to keep)" if a.quick else ""))

@@ -19,9 +19,10 @@ Parts of results/scale.json:
 - `slopes`: the log-log slope of seconds and of peak memory against the number of articles (1 = linear).
 - `projection`: the full FNSPID (15.7 M records) on N machines, from the measured per-chunk model cost.
 
-Measured 2026-12-02 (results/scale.json, assembled from this script's printed rows): the 100k size did not finish within
-the session (the embedded LadybugDB graph write of ~236k chunks ran > 13 min; 10k took 12 s), so the file records it as
-unfinished with lower bounds, and the slopes are from 1k and 10k.
+On 2026-12-02 the 100k size did not finish (the embedded LadybugDB graph write of ~236k chunks ran > 13 min: MERGE's
+cost per row grows with the table). Since 2026-12-03 new chunks and links go in by LadybugDB's bulk COPY
+(`LadybugGraph.upsert_chunks` / `link_chunks`) and the 100k size is measured. `--no-throughput` keeps the previous
+run's throughput section.
 
 The IVF part builds >= 1 M synthetic vectors of the embedder's dimension with realistic structure: real MiniLM
 embeddings of sentences of the sample and FNSPID texts (the *base*), and each synthetic vector a mixture of a base
@@ -145,7 +146,12 @@ def scale(args):
         res["slopes"] = {"seconds_vs_articles": round(slope(xs, [r["seconds"] for r in rep]), 3),
                          "peak_rss_vs_articles": round(slope(xs, [r["peak_rss_mb"] for r in rep]), 3),
                          "peak_rss_above_start_vs_articles": round(slope(xs, [max(r["peak_rss_mb"] - r["rss_before_ingest_mb"], 1) for r in rep]), 3),
+                         "graph_seconds_vs_articles": round(slope(xs, [max(r["stage_seconds"].get("graph", 0), 1e-3) for r in rep]), 3),
+                         "chunk_seconds_vs_articles": round(slope(xs, [max(r["stage_seconds"].get("chunk", 0), 1e-3) for r in rep]), 3),
                          "pipeline": "replayed-enrichment"}
+    old = ROOT/"results/scale.json"
+    if args.no_throughput and old.exists() and "throughput" in (prev := json.loads(old.read_text())):
+        res["throughput"] = {**prev["throughput"], "note": "kept from the previous run of this script (--no-throughput)"}
     if not args.no_throughput:
         print("throughput: local vs Ray 1 and 2 workers ...", flush=True)
         res["throughput"] = throughput(args.throughput_articles); print("  ", res["throughput"], flush=True)

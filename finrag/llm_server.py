@@ -181,6 +181,7 @@ class LocalLLMServer:
                  n_threads:int|None=None,  # CPU threads; None = `[models] llm_threads` (0 there: all cores but one)
                  slots:int|None=None,      # parallel sequences (continuous batching), each with the full `n_ctx`; None = `[models] llm_slots`
                  alias:str|None=None,      # model name the server reports; None = `[models] llm_model` for the configured tier, else the tier name / file stem
+                 speculative:str|None=None,# speculative decoding: None (off, the default), 'ngram' (drafts from the prompt's own n-grams) or a draft model (a tier name or .gguf path); bench/llm.py speculative
                  verbosity:int=1,          # llama.cpp log threshold on stderr: 1 errors, 2 warnings, 3 info, 4 debug
                  start_timeout:float=120.0 # seconds to wait for /health
                 ):
@@ -190,7 +191,7 @@ class LocalLLMServer:
         self.n_threads = int(n_threads or m.llm_threads or max(1, (os.cpu_count() or 2) - 1))
         self.slots = int(slots or m.llm_slots)
         if not 1 <= self.slots <= 64: raise InputError(f"llm_slots must be in 1..64, got {self.slots}", field="models.llm_slots")
-        self._alias, self.verbosity, self.start_timeout = alias, verbosity, start_timeout
+        self._alias, self.verbosity, self.start_timeout, self.speculative = alias, verbosity, start_timeout, speculative
         self.name: str|None = None         # tier name or file stem, known after start()
         self.model_path: Path|None = None  # the GGUF served, known after start()
         self.identity: str|None = None     # '<name>@sha256:<16 hex>': the cache identity of this model, stable across ports and restarts
@@ -212,6 +213,13 @@ class LocalLLMServer:
         p.cpuparams.n_threads = self.n_threads; p.cpuparams_batch.n_threads = self.n_threads
         p.hostnames = ["127.0.0.1"]; p.port = port; p.verbosity = self.verbosity
         p.model_alias = {self.alias}; p.endpoint_metrics = True
+        if self.speculative:
+            T = xllamacpp.common_speculative_type
+            if self.speculative == "ngram": p.speculative.types = [T.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+            else:
+                d = p.speculative.draft
+                p.speculative.types = [T.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]; d.mparams.path = str(llm_gguf(self.speculative)[1]); d.n_max = 8
+                d.cpuparams.n_threads = d.cpuparams_batch.n_threads = self.n_threads
         return p
 
     def start(self) -> str:
