@@ -8,16 +8,19 @@ judged queries, the methods exactly as `finrag eval retrieval` runs them (`finra
 - `bm25+pre`: `--method bm25` (rule-based pre-retrieval on, its default);
 - `dense`: `--method dense` (MiniLM on the raw text);
 - `rrf`: `--method hierarchical --stage1 hybrid`, stage 1 alone: RRF of BM25 (pre-retrieved text) and MiniLM (raw text), the old default;
-- `default`: `--method hierarchical` with its defaults (stage 1 `[hierarchical] stage1`, no stage 2).
+- `default`: `--method hierarchical` with its defaults (stage 1 `[hierarchical] stage1`, no stage 2);
+- `splade` (reported, not a member of the criterion): `--stage1 splade`, splade-tiny on the raw text (the `splade` extra;
+  `--no-splade` skips it and the candidates that use it: `zsum3`, `rrf3`, `agree3`).
 
 The queries are split in halves (`finrag.hierarchical.rerank.split_queries(ds, 0.5, seed=0)`): the stage-1 fusion is chosen
 on the `train` halves (the candidates of `--candidates`, rule: the best worst-case difference to the best member over the
-corpora) and reported on the `test` halves; both halves and all queries are in the JSON. For each: n, the mean per method,
+corpora) and reported on the `test` halves; both halves and all queries are in the JSON, and every candidate's test-half
+and all-query difference to the best member under `candidates`. For each: n, the mean per method,
 and the default minus the best of {bm25+pre, dense, rrf} on that half (paired bootstrap 95 % CI over queries,
 `finrag.stats.paired_bootstrap_ci`; sign-flip randomisation p, `paired_randomisation_test`). Per-query values are cached under
 `<cache_dir>/bench/stage1_fusion/` by dataset and method (the run resumes where it stopped; delete that folder after changing a
 method's code; corpus embeddings are cached by `corpus_embeddings`). Two shared cores: about 20 minutes with cached embeddings,
-plus about 40 minutes to embed SciFact's 5,183 documents once.
+plus about 16 minutes to embed SciFact's 5,183 documents once with MiniLM and as long again with SPLADE.
 """
 import argparse, json, os, sys, time, warnings
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -16,7 +16,7 @@ from ..config import HierarchicalSettings, get_settings
 from ..retrieval import METHODS, doc_text, register_method
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
-from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer
+from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer, CE_DIR_NAME
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
@@ -29,8 +29,8 @@ STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "zsum:<bm25 weight>", "s
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e9012d28
 def finetuned_ce_dir() -> Path:
-    "Where nbs/24_hierarchical.rerank saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
-    return get_settings().cache_dir/"models"/"ce-minilm-financerag-dev"
+    "Where `finrag train cross-encoder` (`train_cross_encoder`, nbs/24_hierarchical.rerank) saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
+    return get_settings().cache_dir/"models"/CE_DIR_NAME
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #04b0d8a0
 def make_scorer(name:str,            # one of `STAGE_SCORERS`

@@ -18,9 +18,9 @@ from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
 __all__ = ['POOL_FUSIONS', 'AGREE_K', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'CE_DATASETS',
-           'Scorer', 'BM25Scorer', 'BiEncoderScorer', 'SpladeScorer', 'zscore', 'agreement_weights', 'fuse_pool',
-           'HybridScorer', 'MaxSimScorer', 'query_window', 'load_cross_encoder', 'CrossEncoderScorer', 'LLMYesNoScorer',
-           'minmax', 'fuse_scores', 'score_margin', 'Cascade', 'split_queries', 'training_pairs',
+           'CE_DIR_NAME', 'Scorer', 'BM25Scorer', 'BiEncoderScorer', 'SpladeScorer', 'zscore', 'agreement_weights',
+           'fuse_pool', 'HybridScorer', 'MaxSimScorer', 'query_window', 'load_cross_encoder', 'CrossEncoderScorer',
+           'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade', 'split_queries', 'training_pairs',
            'finetune_cross_encoder', 'train_cross_encoder']
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #1575c1b6
@@ -569,8 +569,9 @@ def finetune_cross_encoder(train_pairs:list,       # [(query, doc, label in [0, 
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #46983fb8
 CE_DATASETS = ("financebench", "finqa", "tatqa", "scifact")   # the development corpora (`finrag.datasets.load_dev`)
+CE_DIR_NAME = "ce-minilm-financerag-dev"                        # its folder under `<cache_dir>/models` (`finetuned_ce_dir`)
 
-def train_cross_encoder(out_dir=None,             # None = `finrag.hierarchical.pipeline.finetuned_ce_dir()`
+def train_cross_encoder(out_dir=None,             # None = `<cache_dir>/models/CE_DIR_NAME` (`finrag.hierarchical.pipeline.finetuned_ce_dir()`)
                         datasets=CE_DATASETS,     # development corpora whose TRAINING halves give the pairs
                         data=None,                # the data root (see `load_dev`)
                         queries:int=100,          # training queries per corpus at most (seeded sample)
@@ -588,10 +589,7 @@ def train_cross_encoder(out_dir=None,             # None = `finrag.hierarchical.
     "Fine-tune the stage-2 cross-encoder from the packaged MiniLM on the development training halves (see above); returns its folder. An existing model with the same recipe is kept."
     from finrag.datasets import load_dev
     from finrag.retrieval import DenseRetriever
-    if out_dir is None:
-        from finrag.hierarchical.pipeline import finetuned_ce_dir
-        out_dir = finetuned_ce_dir()
-    out_dir = Path(out_dir)
+    out_dir = get_settings().cache_dir/"models"/CE_DIR_NAME if out_dir is None else Path(out_dir)
     recipe = {"datasets": list(datasets_override or datasets), "queries": queries, "n_neg": n_neg, "window": window, "max_length": max_length,
               "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed}
     info = out_dir/"finrag_finetune.json"
