@@ -1,11 +1,14 @@
 """P2 benchmark: per-stage query latency and throughput of the hierarchical retriever on each development dataset.
 
-    python bench/hierarchical.py [--data ../shared/data] [--queries 20] [--stage2 maxsim ce] [--threads 1] [--emb-cache DIR] [--json OUT]
+    python bench/hierarchical.py [--data ../shared/data] [--queries 20] [--stage2 maxsim ce] [--llm-queries 0] [--threads 1] [--emb-cache DIR] [--json OUT]
 
 Per dataset (FinanceBench 180 docs, FinQA subset 87 docs, TAT-QA dev 278 docs; every query scores the WHOLE corpus
-in stage 1): the query's pre-retrieval steps (rule-based, no LLM), stage 1 (bm25, biencoder, hybrid over all
-documents, keep 100), stage 2 (each `--stage2` scorer over the 100, keep 20), and the whole cascade without LLM
-steps. Latency p50/p95 in ms per query, throughput in queries/s (1 / mean). Warm: corpus vectors are computed before
+in stage 1): the query's pre-retrieval steps (rule-based, no LLM), stage 1 (bm25, biencoder, hybrid, zsum over all
+documents, keep 100), stage 2 (each `--stage2` scorer over the 100, keep 20), the whole cascade without LLM
+steps (the default stage 1, then the stage 2), **the default pipeline** exactly as `finrag eval retrieval --method
+hierarchical` builds it (`HierarchicalRetriever(corpus)`, every setting from `[hierarchical]`), and with
+`--llm-queries N` the LLM stage 2 (`--stage2 llm`: the judge's P(yes) over stage 1's best `llm_pool`) on N queries of
+FinanceBench, in s/query with LLM calls and tokens per query (uncached calls unless the LLM cache holds them). Latency p50/p95 in ms per query, throughput in queries/s (1 / mean). Warm: corpus vectors are computed before
 timing (cached on disk), MaxSim's document token vectors are computed before timing; the cross-encoder's pair memo is cleared before each query so stage 2 is really scored.
 Numbers are printed, never asserted (targets from the P2 issue: stage 1 over a few hundred documents <= 50 ms/query;
 the whole cascade without LLM <= 1 s/query).
@@ -29,6 +32,7 @@ def main():
     ap.add_argument("--queries", type=int, default=20, help="timed queries per dataset (after 2 warm-up queries)")
     ap.add_argument("--stage2", nargs="+", default=["maxsim", "ce"], help="stage-2 scorers to time")
     ap.add_argument("--ce-queries", type=int, default=5, help="timed queries for cross-encoder stage 2 (about 100 pairs each)")
+    ap.add_argument("--llm-queries", type=int, default=0, help="time the LLM stage 2 on this many FinanceBench queries (0 = not)")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--emb-cache", default=None, help="corpus-vector cache folder (default: the settings' cache_dir/emb)")
     ap.add_argument("--json", default=None, help="also write the numbers to this JSON file")
@@ -56,14 +60,33 @@ def main():
             t0 = time.perf_counter(); hr.query(ds.queries[q]); t.append(time.perf_counter() - t0)
         res["preretrieval_query"] = stats(t)
         ids = list(pre.corpus); texts = [doc_text(pre.corpus[d]) for d in ids]
-        s1s = {n: make_scorer(n, pre.corpus, emb, a.emb_cache) for n in ("bm25", "biencoder", "hybrid")}
+        from finrag.config import get_settings
+        default1 = get_settings().hierarchical.stage1
+        s1s = {n: make_scorer(n, pre.corpus, emb, a.emb_cache, dense_corpus=ds.corpus) for n in dict.fromkeys(("bm25", "biencoder", "hybrid", "zsum", default1))}
         for n, sc in s1s.items():
             for q in qids[:2]: sc.score(pre.queries[q], texts, ids)
             t = []
             for q in qids[2:]:
                 t0 = time.perf_counter(); sc.score(pre.queries[q], texts, ids); t.append(time.perf_counter() - t0)
             res[f"stage1:{n}"] = stats(t)
-        hy = s1s["hybrid"]
+        # the default pipeline, as `finrag eval retrieval --method hierarchical` builds it
+        dp = HierarchicalRetriever(ds.corpus, embedder=emb, cache_dir=a.emb_cache)
+        dp.search({q: ds.queries[q] for q in qids[:2]}, k=20)
+        t = []
+        for q in qids[2:]:
+            t0 = time.perf_counter(); dp.search({q: ds.queries[q]}, k=20); t.append(time.perf_counter() - t0)
+        res[f"default:{dp.name}"] = stats(t)
+        if a.llm_queries and name == "financebench":
+            from finrag.llm import get_llm
+            from dataclasses import asdict
+            llm = get_llm(); st0 = asdict(llm.stats)
+            lp = HierarchicalRetriever(ds.corpus, stage2="llm", embedder=emb, cache_dir=a.emb_cache, llm=llm)
+            t = []
+            for q in qids[2:2 + a.llm_queries]:
+                t0 = time.perf_counter(); lp.search({q: ds.queries[q]}, k=20); t.append(time.perf_counter() - t0)
+            used = llm.stats.since(st0, ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "seconds"))
+            res[f"llm:{lp.name}"] = stats(t) | {"per_query": {k: round(v/len(t), 1) for k, v in used.items()}}
+        hy = s1s[default1]
         top = {}
         for q in qids:
             s = hy.score(pre.queries[q], texts, ids)
@@ -81,13 +104,13 @@ def main():
                 t0 = time.perf_counter(); sc.score(pre.queries[q], docs, top[q]); t.append(time.perf_counter() - t0)
             res[f"stage2:{n}@{len(top[qids[0]])}"] = stats(t)
             # the whole cascade without LLM: query pre-retrieval + hybrid stage 1 + this stage 2 (fresh pair memo)
-            full = HierarchicalRetriever(ds.corpus, hy, sc, preretrieval=DEFAULT_PRERETRIEVAL)
+            full = HierarchicalRetriever(ds.corpus, hy, sc, preretrieval=DEFAULT_PRERETRIEVAL, **({"stage2_raw": True} if n.startswith("ce") else {}))
             full.search({q: ds.queries[q] for q in qids[:2]}, k=20)
             t = []
             for q in timed:
                 if hasattr(sc, "_memo") and n.startswith("ce"): sc._memo.clear()
                 t0 = time.perf_counter(); full.search({q: ds.queries[q]}, k=20); t.append(time.perf_counter() - t0)
-            res[f"cascade(pre+hybrid@100>{n}@20)"] = stats(t)
+            res[f"cascade(pre+{default1}@100>{n}@20)"] = stats(t)
         out["datasets"][name] = res
         print(f"\n{name}: {res['docs']} docs, {res['queries']} timed queries", flush=True)
         for k, v in res.items():

