@@ -49,7 +49,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     path = tree.save(out)
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
 
-# %% ../../nbs/38_lattice.cli.ipynb #f68951ed
+# %% ../../nbs/38_lattice.cli.ipynb #4510143b
 def _update_line(verb:str, path, rec:dict, stats:dict) -> str:
     u = rec["llm"]
     return (f"{verb} {rec['docs']} document(s): {rec['nodes_resummarised']} node(s) re-summarised, {rec['splits']} split(s), "
