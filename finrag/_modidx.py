@@ -890,6 +890,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'finrag.lattice.eval.retrieval_metrics': ( 'lattice.eval.html#retrieval_metrics',
                                                                                 'finrag/lattice/eval.py'),
                                      'finrag.lattice.eval.tree_stats': ('lattice.eval.html#tree_stats', 'finrag/lattice/eval.py')},
+            'finrag.lattice.figure': { 'finrag.lattice.figure._label': ('lattice.figure.html#_label', 'finrag/lattice/figure.py'),
+                                       'finrag.lattice.figure.plot_tree': ('lattice.figure.html#plot_tree', 'finrag/lattice/figure.py')},
             'finrag.lattice.scorers': { 'finrag.lattice.scorers.EmbeddingScorer': ( 'lattice.scorers.html#embeddingscorer',
                                                                                     'finrag/lattice/scorers.py'),
                                         'finrag.lattice.scorers.EmbeddingScorer.__call__': ( 'lattice.scorers.html#embeddingscorer.__call__',
