@@ -83,23 +83,24 @@ def main():
     rebuild_s = time.perf_counter() - t0
     for l in rebuilt.leaves(): scorer._cache.setdefault(l.desc, vec[l.doc_id])   # a leaf is scored by its cached document embedding
     res_r, rec_r, sec_r = ndcg_per_query(rebuilt, sl, scorer)
-    res_p, _, _ = ndcg_per_query(t80, sl, scorer)
+    res_p, _, _ = ndcg_per_query(t80, test, scorer)
     batches = [b.tolist() for b in np.array_split(np.array(new), a.batches)]
     variants = {}
     for stale in [float(x) for x in a.stale.split(",")]:
         t, recs = grow(base, batches, sub, vec, emb, stale)
-        res, rec, secs = ndcg_per_query(t, sl, scorer)
+        res, rec, secs = ndcg_per_query(t, dev, scorer)            # the choice sees the development half only
         cost = {"nodes_resummarised": int(sum(r["nodes_resummarised"] for r in recs)), "splits": int(sum(r["splits"] for r in recs)),
                 "llm_calls": int(sum(r["llm"]["calls"] for r in recs)), "prompt_tokens": int(sum(r["llm"]["prompt_tokens"] for r in recs)),
                 "completion_tokens": int(sum(r["llm"]["completion_tokens"] for r in recs)), "seconds": round(sum(r["wall_seconds"] for r in recs), 3)}
-        variants[stale] = dict(tree=t, recs=recs, res=res, rec=rec, secs=secs, cost=cost, problems=tree_problems(t))
+        variants[stale] = dict(tree=t, recs=recs, dev_res=res, res=res, rec=rec, secs=secs, cost=cost, problems=tree_problems(t))
         print(f"  stale_share {stale}: dev nDCG@10 {np.mean([res[q] for q in dev.queries]):.4f} (rebuilt {np.mean([res_r[q] for q in dev.queries]):.4f}), "
               f"cost {cost}, invariants {variants[stale]['problems'] or 'hold'}", flush=True)
     # the default, on the development half: the largest stale share that keeps the dev nDCG within 1 % of always refreshing
     dev_of = lambda res: float(np.mean([res[q] for q in dev.queries]))
-    ref = dev_of(variants[min(variants)]["res"])
-    chosen = max(s for s, v in variants.items() if dev_of(v["res"]) >= 0.99 * ref)
+    ref = dev_of(variants[min(variants)]["dev_res"])
+    chosen = max(s for s, v in variants.items() if dev_of(v["dev_res"]) >= 0.99 * ref)
     v = variants[chosen]
+    v["res"], v["rec"], v["secs"] = ndcg_per_query(v["tree"], test, scorer)   # the report: the other half
     qs = sorted(test.queries)
     g, r_ = np.array([v["res"][q] for q in qs]), np.array([res_r[q] for q in qs])
     ci = paired_bootstrap_ci(g, r_)
@@ -117,14 +118,13 @@ def main():
         "deviations": ["partitioner=kmeans and summarizer=extractive (no LLM: the LLM cache is empty and the 1.5B is slow on this CPU)",
                        "scorer=embedding (MiniLM cosine of node descriptions) routes both the insertions and the search"],
         "stale_share": {"tried": sorted(variants), "chosen": chosen, "rule": "largest whose dev-half nDCG@10 >= 0.99 x that of stale_share=0",
-                        "dev": {str(s): {"ndcg@10": dev_of(x["res"]), **x["cost"]} for s, x in variants.items()},
+                        "dev": {str(s): {"ndcg@10": dev_of(x["dev_res"]), **x["cost"]} for s, x in variants.items()},
                         "dev_rebuilt_ndcg@10": dev_of(res_r), "n_dev_queries": len(dev.queries)},
         "n_queries": len(qs), "report_half": "test (split_queries seed 0)",
         "ndcg@10": {"grown": float(g.mean()), "rebuilt": float(r_.mean()), "built_80_no_additions": float(np.mean([res_p[q] for q in qs])),
                     "grown_ci95": list(bootstrap_ci(g)), "rebuilt_ci95": list(bootstrap_ci(r_)),
                     "grown_minus_rebuilt": ci, "grown_over_rebuilt": float(g.mean() / r_.mean()) if r_.mean() else None,
                     "grown_over_rebuilt_ci95": [float(np.quantile(rat, 0.025)), float(np.quantile(rat, 0.975))]},
-        "ndcg@10_all_queries": {"n": len(sl.queries), "grown": float(np.mean(list(v["res"].values()))), "rebuilt": float(np.mean(list(res_r.values())))},
         "recall@100": {"grown": float(np.mean([v["rec"][q] for q in qs])), "rebuilt": float(np.mean([rec_r[q] for q in qs]))},
         "search_seconds_per_query": {"grown": round(v["secs"], 3), "rebuilt": round(sec_r, 3)},
         "cost_grow": v["cost"], "cost_rebuild": rcost, "cost_build_80": {"seconds": round(base_s, 3), "nodes_summarised": int(t80.stats["n_internal"])},
