@@ -4,7 +4,7 @@
 
 # %% ../../nbs/33_lattice.build.ipynb #c0737575
 from __future__ import annotations
-import math, warnings
+import math, time, warnings
 import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
@@ -18,8 +18,9 @@ from ..chunking import CHARS_PER_TOKEN
 from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
 
 # %% auto #0
-__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'choose_level', 'merge_small_clusters',
-           'repair_partition', 'kmeans_split', 'n_clusters', 'build_options', 'build_tree', 'estimate_build']
+__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'FALLBACK_RATE', 'choose_level',
+           'merge_small_clusters', 'repair_partition', 'kmeans_split', 'n_clusters', 'build_options', 'build_tree',
+           'partition_sizes', 'estimate_build']
 
 # %% ../../nbs/33_lattice.build.ipynb #1e380c15
 def _partition_budget(n:int, M:int) -> int: return 5 * n + 80 * M + 60     # answer tokens: ≈5 per member number ('123, '), 80 per cluster
@@ -141,6 +142,7 @@ class _Builder:
         self.counts = {"summary_doc": {}, "summary_cluster": {}, "partition_llm": 0, "partition_fallbacks": 0, "partition_kmeans": 0,
                        "items_repaired": 0, "duplicates_dropped": 0, "ids_dropped": 0, "clusters_merged": 0}
         self._llm, self._embedder, self.emb = llm, embedder, embeddings
+        self.pending, self.llm_seconds, self.t0 = None, 0.0, None   # expected LLM calls still to come (top-down; refined as nodes split), seconds in LLM calls
 
     @property
     def llm(self):
@@ -166,6 +168,19 @@ class _Builder:
         self.leaves = [SemanticNode(i, _leaf_desc(t, x), doc_id=i, summary=s) for i, (t, x), s in zip(self.ids, self.docs, self.sums)]
         self.bar = tqdm(total=len(self.ids), desc=f"lattice {self.strategy}", disable=not self.progress, leave=False)
 
+    def expected_calls(self) -> float|None:
+        "LLM calls made plus those still expected (None when not tracked): the estimate, refined as the build learns the real node sizes."
+        return None if self.pending is None else self.usage.calls + self.pending
+
+    def show_progress(self, what:str):
+        "The progress bar's note before an LLM call: call i of ~N, seconds elapsed, seconds left at the measured seconds per call."
+        done, el = self.usage.calls, time.perf_counter() - (self.t0 or time.perf_counter())
+        note = f"{what} (call {done + 1}"
+        if self.pending is not None:
+            note += f" of ~{max(done + 1, round(self.expected_calls()))}, {el:.0f} s elapsed"
+            if done: note += f", ~{self.pending * self.llm_seconds / done:.0f} s left"
+        self.bar.set_postfix_str(note + ")", refresh=True)
+
     def central(self, idx) -> int:
         c = self.emb[idx].mean(0)
         return int(np.argmax(self.emb[idx] @ c))
@@ -178,8 +193,13 @@ class _Builder:
         "An internal node over `children` (covering documents `idx`), summarised unless `summary` is given (extractively below `llm_depth`)."
         if summary is None:
             how = self.summarizer if self.llm_at(depth) else "extractive"
+            if how == "llm": self.show_progress(f"LLM summary of {len(children)} children")
+            t0 = time.perf_counter()
             summary = summarize_cluster(children, self.ex, self.llm if how == "llm" else None, how,
                                         self.central_child(children, idx), self.ctx, self.usage, self.counts["summary_cluster"])
+            if how == "llm":
+                self.llm_seconds += time.perf_counter() - t0
+                if self.pending is not None: self.pending = max(0.0, self.pending - 1)
         return SemanticNode("", node_desc(summary), children, summary=summary)
 
     def central_child(self, children, idx) -> int:
@@ -221,8 +241,8 @@ def split(self:_Builder, idx:list, depth:int=0) -> tuple[np.ndarray, list]:
     "Split documents `idx` (a node at `depth`) into ≥ 2 clusters: (labels, per-cluster meta or None)."
     k = n_clusters(len(idx), self.M, self.max_leaf)
     if self.partitioner == "llm" and self.llm_at(depth):
-        self.bar.set_postfix_str(f"LLM partition of {len(idx)} docs (call {self.usage.calls + 1})", refresh=True)
-        out = self.llm_split(idx, k)
+        self.show_progress(f"LLM partition of {len(idx)} docs")
+        t0 = time.perf_counter(); out = self.llm_split(idx, k); self.llm_seconds += time.perf_counter() - t0
         if out is not None: self.counts["partition_llm"] += 1; return out
         self.counts["partition_fallbacks"] += 1
     else: self.counts["partition_kmeans"] += 1
@@ -232,10 +252,22 @@ def split(self:_Builder, idx:list, depth:int=0) -> tuple[np.ndarray, list]:
 
 # %% ../../nbs/33_lattice.build.ipynb #381c104d
 @patch
+def cost_options(self:_Builder) -> dict:
+    "The options `_top_down_cost` models, as this build has them (measured partitions: their real sizes replace the model's as the build goes)."
+    return dict(M=self.M, max_leaf=self.max_leaf, max_depth=self.max_depth, llm_depth=self.llm_depth, summarizer=self.summarizer,
+                partitioner=self.partitioner, part_ctx=self.part_ctx, skew="zipf", fallback=FALLBACK_RATE)
+
+@patch
 def top_down(self:_Builder, idx:list, depth:int=0, summary:dict|None=None) -> SemanticNode:
     "The subtree over documents `idx` (indices into the corpus order), built by recursive splitting."
     if len(idx) <= self.max_leaf or depth >= self.max_depth: return self.leaf_parent(idx, summary, depth)
     labels, meta = self.split(idx, depth)
+    if self.pending is not None:   # the node's expected cost out, its known children's in (its partition call is counted as made)
+        o = self.cost_options()
+        sizes = np.bincount(labels)
+        own = float(summary is None and self.summarizer == "llm" and self.llm_at(depth))
+        self.pending += own - _top_down_cost(len(idx), depth, float(summary is not None), o)[0] \
+                        + sum(_top_down_cost(int(s), depth + 1, float(bool(m and m["name"] and m["summary"])), o)[0] for s, m in zip(sizes, meta) if s > 1)
     children, idx = [], np.asarray(idx)
     for j, m in enumerate(meta):
         sub = idx[labels == j].tolist()
@@ -365,6 +397,10 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     b = _Builder(corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
                  context_tokens, max_depth, seed, progress, doc_summarizer, partition_tokens, llm_depth)
     b.prepare()
+    b.t0 = time.perf_counter()
+    if strategy == "top-down" and (summarizer == "llm" or partitioner == "llm"):
+        b.pending = _top_down_cost(len(b.ids), 0, 0.0, b.cost_options())[0]
+    expected0 = b.expected_calls()
     try:
         with b.t("build"):
             root = {"top-down": lambda: b.top_down(list(range(len(b.ids)))), "bottom-up": lambda: b.bottom_up(), "hybrid": lambda: b.hybrid()}[strategy]()
@@ -382,6 +418,9 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
              "summary_fallbacks": c["summary_doc"].get("extractive", 0) + c["summary_cluster"].get("extractive", 0),
              **{k: c[k] for k in ("partition_llm", "partition_fallbacks", "partition_kmeans", "items_repaired",
                                   "duplicates_dropped", "ids_dropped", "clusters_merged")},
+             "progress": {"expected_calls_at_start": None if expected0 is None else round(float(expected0), 1),
+                          "expected_calls_at_end": None if b.pending is None else round(float(b.expected_calls()), 1),
+                          "llm_seconds": round(b.llm_seconds, 3)},
              "deviations": _deviations(b)}
     return SemanticTree(root, stats)
 
@@ -390,6 +429,33 @@ LLM_SPEEDS = {"qwen2.5-coder-1.5b": (28.0, 10.0), "qwen2.5-coder-0.5b": (60.0, 2
 
 # %% ../../nbs/33_lattice.build.ipynb #79665e14
 DEFAULT_SPEED = (25.0, 8.0)   # (prompt, decode) tokens/s assumed for an unknown model
+
+# %% ../../nbs/33_lattice.build.ipynb #b8528837
+FALLBACK_RATE = 0.3   # share of LLM partitions that were unusable (→ k-means): 3 of 10 on the SciFact slice, 3 of 8 on FinanceBench (README, P3)
+
+def partition_sizes(n, k:int, skew:str="zipf") -> list:
+    "Cluster sizes the estimate assumes for a partition of `n` documents into `k`: 'even' (k-means; integers as the builder's contiguous split) or 'zipf' (∝ 1/rank: the 1.5B's partitions are uneven, e.g. 1000 → 182, 40, 23, 11 … documents)."
+    if skew == "even":
+        return [n // k + (j < n % k) for j in range(k)] if float(n).is_integer() else [n / k] * k
+    w = 1 / np.arange(1, k + 1)
+    return list(n * w / w.sum())
+
+def _top_down_cost(n, depth:int, named:float, o:dict) -> np.ndarray:
+    "Expected (calls, prompt tokens, completion tokens) of `_Builder.top_down` over `n` documents at `depth`; `named` = probability the node's summary came with its parent's LLM partition."
+    llm_at = o["llm_depth"] is None or depth < o["llm_depth"]
+    M, L = o["M"], o["max_leaf"]
+    own = (1 - named) * (o["summarizer"] == "llm" and llm_at)      # the node's own cluster summary
+    if n <= L or depth >= o["max_depth"]: return np.array([own, own * (120 + 20 * n), own * 60.0])
+    k = n_clusters(math.ceil(n), M, L)
+    out = np.array([own, own * (120 + 20 * k), own * 60.0])
+    if o["partitioner"] == "llm" and llm_at:
+        shown = min(n, max(2 * M, (o["part_ctx"] - 250 - 80 * M) // 31))
+        out += [1, 250 + 26 * shown, 5 * shown + 80 * k]
+        sizes, child_named = partition_sizes(n, k, o["skew"]), 1 - o["fallback"]
+    else: sizes, child_named = partition_sizes(n, k, "even"), 0.0
+    for s in sizes:
+        if s >= 1.5: out += _top_down_cost(s, depth + 1, child_named, o)   # a one-document cluster is that leaf: no node, no call
+    return out
 
 # %% ../../nbs/33_lattice.build.ipynb #7059e5ce
 def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or str)
@@ -400,7 +466,10 @@ def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or
                    llm_depth:int|None=None,     # see `build_tree` (None: the record's)
                    model:str|None=None,         # a key of `LLM_SPEEDS` (None: `DEFAULT_SPEED`)
                    speed:tuple|None=None,       # (prompt, decode) tokens/s; overrides `model`
-                   config:LatticeSettings|None=None # see `build_tree`
+                   config:LatticeSettings|None=None, # see `build_tree`
+                   skew:str="zipf",             # LLM partition sizes: 'zipf' (uneven, as measured) | 'even'
+                   fallback_rate:float|None=None, # share of LLM partitions unusable (k-means, children then LLM-summarised); None = FALLBACK_RATE
+                   max_depth:int=8              # see `build_tree`
                   ) -> dict:
     "Up-front estimate of `build_tree`'s LLM cost: {'calls', 'prompt_tokens', 'completion_tokens', 'seconds', 'speed'} (a model, see above)."
     o = build_options(config, strategy=strategy, summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner,
@@ -414,23 +483,22 @@ def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or
     if (doc_summarizer or summarizer) == "llm":
         chars = sum(min(len(" ".join(title_and_text(d))), 1500) for d in corpus.values())
         calls += n; pt += chars / CHARS_PER_TOKEN + 90 * n; ct += 60 * n
-    if n > max_leaf_docs:
+    o = dict(M=M, max_leaf=max_leaf_docs, max_depth=max_depth, llm_depth=llm_depth, summarizer=summarizer, partitioner=partitioner,
+             part_ctx=part_ctx, skew=skew, fallback=FALLBACK_RATE if fallback_rate is None else fallback_rate)
+    if strategy == "top-down":
+        c, p, q = _top_down_cost(n, 0, 0.0, o); calls += c; pt += p; ct += q
+    elif n > max_leaf_docs:
         leaf_parents = math.ceil(n / (0.7 * max_leaf_docs))
         above = max(1, math.ceil((leaf_parents - 1) / (M - 1)))
-        llm_parts = strategy != "bottom-up" and partitioner == "llm"
-        if llm_parts:
-            level, size = 0, n
-            while size > max_leaf_docs and level < (8 if llm_depth is None else llm_depth):   # one level of splits at a time: M**level nodes of `size` docs
-                nodes = min(M ** level, above)
-                shown = min(size, max(2 * M, (part_ctx - 250 - 80 * M) // 31))
-                calls += nodes; pt += nodes * (250 + 26 * shown); ct += nodes * (5 * shown + 80 * M)
-                level, size = level + 1, size / M
-        if summarizer == "llm":
-            capped = llm_depth is not None and strategy != "bottom-up"      # llm_depth bounds the top-down levels only
-            n_sum = 1 if llm_parts else (min(above + leaf_parents, sum(M ** d for d in range(llm_depth))) if capped else above + leaf_parents)
-            calls += n_sum; pt += n_sum * (120 + 20 * M); ct += 60 * n_sum
+        if strategy == "hybrid":      # k-means groups of ≈ √n documents, each built top-down from depth 1, then joined bottom-up
+            k = max(2, round(math.sqrt(n)))
+            for _ in range(k):
+                c, p, q = _top_down_cost(n / k, 1, 0.0, o); calls += c; pt += p; ct += q
+            n_sum = max(1, math.ceil((k - 1) / (M - 1))) if summarizer == "llm" else 0
+        else: n_sum = above + leaf_parents if summarizer == "llm" else 0
+        calls += n_sum; pt += n_sum * (120 + 20 * M); ct += 60 * n_sum
     elif summarizer == "llm":
         calls += 1; pt += 120 + 20 * n; ct += 60
     sp = tuple(speed) if speed else LLM_SPEEDS.get(model, DEFAULT_SPEED)
-    return {"calls": int(calls), "prompt_tokens": int(pt), "completion_tokens": int(ct),
-            "seconds": round(pt / sp[0] + ct / sp[1], 1), "speed": sp, "model": model}
+    return {"calls": int(round(calls)), "prompt_tokens": int(pt), "completion_tokens": int(ct),
+            "seconds": round(float(pt / sp[0] + ct / sp[1]), 1), "speed": sp, "model": model}

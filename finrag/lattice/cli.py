@@ -11,7 +11,7 @@ from ..config import check_range, get_settings
 from ..report import build_estimate, build_summary
 
 # %% auto #0
-__all__ = ['lattice_app', 'lattice_build']
+__all__ = ['lattice_app', 'lattice_build', 'lattice_add', 'lattice_remove']
 
 # %% ../../nbs/38_lattice.cli.ipynb #943907aa
 lattice_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
@@ -48,3 +48,70 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     tree = build_tree(corpus, strategy, **kw, progress=progress)
     path = tree.save(out)
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
+
+# %% ../../nbs/38_lattice.cli.ipynb #4510143b
+def _update_line(verb:str, path, rec:dict, stats:dict) -> str:
+    u = rec["llm"]
+    return (f"{verb} {rec['docs']} document(s): {rec['nodes_resummarised']} node(s) re-summarised, {rec['splits']} split(s), "
+            f"{rec['collapsed']} collapsed, {u['calls']} LLM calls ({u['prompt_tokens']:,} prompt tokens), {rec['seconds']['total']:.1f} s; "
+            f"wrote {path}: {stats['n_leaves']} documents, depth {stats['depth']}, {stats['n_internal']} internal nodes")
+
+def _new_documents(data:Path, date:str|None) -> dict:
+    "The corpus of a BEIR folder, or the articles of a news file (only those of `date` when given); `FinragError` naming the file."
+    from finrag.core import InputError
+    if data.is_dir():
+        if date is not None: raise InputError("--date selects articles of a news file, not of a BEIR folder", data, field="date")
+        from finrag.data import beir_corpus
+        return beir_corpus(data).corpus
+    from finrag.data import load_news, parse_date
+    items, _ = load_news(data)
+    if date is not None:
+        day = parse_date(date)
+        if day is None: raise InputError(f"--date {date!r}: give a day as YYYY-MM-DD", field="date")
+        items = [i for i in items if i.date == day]
+        if not items: raise InputError(f"no article dated {day}", data, field="date")
+    return {i.id: {"title": i.title, "text": i.text} for i in items}
+
+@lattice_app.command("add")
+def lattice_add(tree:Path=typer.Option(..., "--tree", help="The tree file to grow (written by `finrag lattice build`)."),
+                data:Path=typer.Option(..., "--data", help="The new documents: a BEIR folder (corpus.jsonl) or a news file (FNSPID CSV, JSONL, CSV)."),
+                date:str=typer.Option(None, "--date", help="News file: add only the articles of this day (YYYY-MM-DD)."),
+                out:Path=typer.Option(None, "--out", help="Write the grown tree here (default: rewrite --tree)."),
+                summarizer:str=typer.Option(None, help="Refreshed summaries: llm | extractive (default: the tree's)."),
+                llm_depth:int=typer.Option(None, "--llm-depth", help="LLM summaries only above this depth (default: the tree's).")):
+    "Add documents to a LATTICE tree: route each to its best leaf cluster, split clusters over the limit, re-summarise the changed paths."
+    from finrag.lattice.tree import SemanticTree
+    from finrag.lattice.update import add_documents
+    if summarizer is not None and summarizer not in ("llm", "extractive"): raise FinragError(f"--summarizer {summarizer!r}: use llm or extractive")
+    t = SemanticTree.load(tree)
+    corpus = _new_documents(data, date)
+    try: add_documents(t, corpus, summarizer=summarizer, llm_depth=llm_depth)
+    except FinragError as e:
+        if getattr(e, "field", None) == "id": raise FinragError(f"{data}: {e.msg} ({tree} unchanged)") from None
+        raise
+    path = t.save(out or tree)
+    typer.echo(_update_line("added", path, t.stats["updates"][-1], t.stats))
+
+@lattice_app.command("remove")
+def lattice_remove(tree:Path=typer.Option(..., "--tree", help="The tree file to shrink."),
+                   ids:str=typer.Option(None, "--ids", help="Document ids to remove, comma-separated."),
+                   ids_file:Path=typer.Option(None, "--ids-file", help="A file of document ids to remove, one a line."),
+                   out:Path=typer.Option(None, "--out", help="Write the tree here (default: rewrite --tree)."),
+                   summarizer:str=typer.Option(None, help="Refreshed summaries: llm | extractive (default: the tree's).")):
+    "Remove documents from a LATTICE tree: delete their leaves, collapse nodes left with one child, re-summarise the changed paths."
+    from finrag.core import InputError
+    from finrag.data import read_text, require_file
+    from finrag.lattice.tree import SemanticTree
+    from finrag.lattice.update import remove_documents
+    if (ids is None) == (ids_file is None): raise FinragError("give the documents to remove as --ids a,b or --ids-file FILE (one of them)")
+    if summarizer is not None and summarizer not in ("llm", "extractive"): raise FinragError(f"--summarizer {summarizer!r}: use llm or extractive")
+    t = SemanticTree.load(tree)
+    src = ids_file if ids_file is not None else "--ids"
+    want = [s.strip() for s in (read_text(require_file(ids_file, "ids file")).splitlines() if ids_file is not None else ids.split(",")) if s.strip()]
+    if not want: raise InputError("no document id given", ids_file, field=None if ids_file else "ids")
+    try: remove_documents(t, want, summarizer=summarizer)
+    except InputError as e:
+        if e.field == "ids": raise FinragError(f"{src}: {e.msg} of {tree} ({tree} unchanged)") from None
+        raise
+    path = t.save(out or tree)
+    typer.echo(_update_line("removed", path, t.stats["updates"][-1], t.stats))
