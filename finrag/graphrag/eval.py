@@ -15,9 +15,9 @@ from ..stats import STRATA, summarise, compare_modes, latency_table
 
 # %% auto #0
 __all__ = ['CORE_METRICS', 'SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
-           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'semantic_similarity',
-           'router_accuracy', 'reference_contexts', 'interleave_types', 'evaluate_graphrag', 'tau_ablation',
-           'format_report', 'jsonable', 'headline']
+           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate',
+           'semantic_similarity', 'router_accuracy', 'reference_contexts', 'interleave_types', 'evaluate_graphrag',
+           'tau_ablation', 'format_report', 'jsonable', 'headline']
 
 # %% ../../nbs/18_graphrag.eval.ipynb #d2ded5e7
 def entity_recall(expected,   # expected entity ids (tickers)
@@ -54,6 +54,22 @@ def answer_entity_recall(expected, answer:str|None, ner=None) -> float:
     "Entity recall of an answer text; NaN when there is no answer (e.g. the LLM failed) or nothing is expected."
     if not answer or not answer.strip(): return float("nan")
     return entity_recall(expected, answer_entities(answer, ner))
+
+# %% ../../nbs/18_graphrag.eval.ipynb #98e1d2f1
+def copy_rate(answer:str|None,   # the answer text
+              contexts           # the context: a `RAGResult` (its `.contexts`), `ContextItem`s or texts
+             ) -> float:
+    "Longest common substring of `answer` (citations removed) with any one context text ÷ the answer's length, in [0, 1] (case and whitespace normalised); NaN for no answer."
+    import re
+    from difflib import SequenceMatcher
+    norm = lambda t: re.sub(r"\s+", " ", t or "").strip().lower()
+    a = norm(re.sub(r"\[[^\[\]]{1,400}\]", "", answer or "")).replace(" .", ".")
+    if not a: return float("nan")
+    best = 0
+    for c in getattr(contexts, "contexts", contexts):
+        t = norm(getattr(c, "text", c))
+        best = max(best, SequenceMatcher(None, a, t, autojunk=False).find_longest_match(0, len(a), 0, len(t)).size)
+    return best / len(a)
 
 # %% ../../nbs/18_graphrag.eval.ipynb #b18a18f5
 def semantic_similarity(a,              # a text or a list of texts (None/'' = missing)
