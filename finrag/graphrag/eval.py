@@ -177,7 +177,9 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       max_tokens:int=200,          # answer budget in tokens
                       checkpoint=None,             # JSONL of finished rows: a re-run skips them (resume after interruption)
                       progress:bool=False,
-                      graph_options:dict|None=None # more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
+                      graph_options:dict|None=None, # more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
+                      verify:bool=False,           # answered rows: each sentence checked against its cited chunk (`verify_citations`), the copy rate
+                      verify_judge=None            # ... the judge (default `get_judge_llm()`)
                      ) -> dict:
     "Per-question rows, summaries with bootstrap CIs, paired Wilcoxon tests (`PAIRS`), router accuracy, latency and failure counts."
     from finrag.graphrag.rag import GraphRAG, answer
@@ -192,13 +194,13 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
         paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if "paper" in " ".join(modes) else None
         return _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
                          ragas_timeout, tuple(modes), tuple(m for m in llm_modes if m in modes), n_bootstrap, seed, max_tokens,
-                         checkpoint, progress)
+                         checkpoint, progress, verify, verify_judge)
     finally:
         if st is not store: st.close()
 
 # %% ../../nbs/18_graphrag.eval.ipynb #a2aaecf8
 def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
-              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress) -> dict:
+              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress, verify=False, verify_judge=None) -> dict:
     from finrag.ner import get_ner
     from finrag.config import redact
     from finrag.graphrag.rag import budget_of
@@ -233,7 +235,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
                            route=(res.route or {}).get("mode"), route_why=(res.route or {}).get("why"))
                 err = None
                 if talk:
-                    try: answer(rag, res, llm=llm, max_tokens=max_tokens)
+                    try: answer(rag, res, llm=llm, max_tokens=max_tokens, verify=verify, judge=verify_judge)
                     except LLMError as e: err = str(e)[:300]
                 tm, info = dict(res.timings), res.llm or {}
                 ret_s = sum(v for k, v in tm.items() if k != "llm")
@@ -248,6 +250,11 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
                            prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
                            retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
                            latency_s=lat)
+                if verify:
+                    vf = info.get("verification") or {}
+                    row.update(copy_rate=copy_rate(res.answer, res) if res.answer else float("nan"),
+                               supported_before=vf.get("supported_before", float("nan")), supported_after=vf.get("supported_after", float("nan")),
+                               verification={k: vf[k] for k in ("n_sentences", "supported", "reattributed", "unsupported", "abstains", "non_id", "calls", "sentences", "revised")} if vf else None)
                 rows.append(row); mine[mode] = row
                 if talk:
                     i_llm += 1
@@ -267,7 +274,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
             r["answer_entities"] = sorted({e.id for e in es}) if r["answer"] else []
             r["answer_entity_recall"] = entity_recall(r["expected"], r["answer_entities"]) if r["answer"] else float("nan")
             r["semantic_similarity"] = float(s)
-        metrics += ["answer_entity_recall", "semantic_similarity"]
+        metrics += ["answer_entity_recall", "semantic_similarity"] + (["supported_before", "supported_after", "copy_rate"] if verify else [])
     ragas_report = {}
     if ragas:
         def sample(r):
