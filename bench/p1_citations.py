@@ -73,6 +73,7 @@ def main():
     ap.add_argument("--store", default=str(project_root() / "stores/fnspid"))
     ap.add_argument("--hand", default=str(data_dir() / "p1_questions_handwritten.jsonl"))
     ap.add_argument("--n", type=int, default=6, help="questions answered (the report half's first, by id)")
+    ap.add_argument("--max-seconds", type=float, default=840, help="no new question after this many seconds (the LLM budget)")
     ap.add_argument("--checkpoint", default=str(project_root() / "stores/p1_citations.ckpt.jsonl"))
     ap.add_argument("--out", default=str(project_root() / "results/p1_citations.json"))
     ap.add_argument("--hand-check", default=str(data_dir() / "p1_citation_handcheck.jsonl"),
@@ -84,12 +85,17 @@ def main():
     chosen = sorted(q.id for q in rep)[:a.n]
     sub = [q for q in rep if q.id in chosen]
     st = NewsStore(a.store)
+    rows, done = [], []
     try:
-        r = evaluate_graphrag(st, sub, use_llm=True, ragas=False, modes=MODES, llm_modes=MODES, llm_n=chosen,
-                              verify=True, checkpoint=a.checkpoint, progress=True)
+        for q in sorted(sub, key=lambda q: q.id):     # one question at a time: stop within the LLM budget
+            if done and time.perf_counter() - t0 > a.max_seconds: break
+            r = evaluate_graphrag(st, [q], use_llm=True, ragas=False, modes=MODES, llm_modes=MODES, llm_n=[q.id],
+                                  verify=True, checkpoint=a.checkpoint, progress=True)
+            rows += r["rows"]; done.append(q.id)
+            print(f"{q.id} done at {time.perf_counter() - t0:.0f} s", flush=True)
         text = {row["id"]: row["text"] for row in st.rows}
     finally: st.close()
-    rows = r["rows"]
+    chosen = done
     sentences = []
     for x in rows:
         for i, s in enumerate((x.get("verification") or {}).get("sentences", [])):
@@ -98,9 +104,9 @@ def main():
                                   non_id=s["non_id"], cited_text=[text.get(c, "")[:1500] for c in s["cited"]],
                                   attributed_text=text.get(s["attributed"], "")[:1500] if s["attributed"] else None))
     hand = agreement(sentences, Path(a.hand_check)) if Path(a.hand_check).exists() else None
-    res = dict(issue=27, store=str(a.store), questions=chosen, modes=list(MODES), llm=r["config"]["llm_model"],
+    res = dict(issue=27, store=str(a.store), questions=chosen, questions_planned=a.n, modes=list(MODES), llm=r["config"]["llm_model"],
                judge="finrag.relevance.get_judge_llm() (the answer tier: [models] judge_llm is empty)", threshold=0.5,
-               per_mode={m: per_mode(rows, m) for m in MODES}, llm_stats=r.get("llm_stats"),
+               per_mode={m: per_mode(rows, m) for m in MODES}, max_seconds=a.max_seconds,
                answers=[dict(question_id=x["question_id"], mode=x["mode"], answer=x["answer"], revised=(x.get("verification") or {}).get("revised"),
                              copy_rate=x.get("copy_rate"), supported_before=x.get("supported_before"), supported_after=x.get("supported_after"),
                              llm_s=x.get("llm_s")) for x in rows if x.get("answered")],
