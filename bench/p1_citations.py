@@ -73,7 +73,7 @@ def main():
     ap.add_argument("--store", default=str(project_root() / "stores/fnspid"))
     ap.add_argument("--hand", default=str(data_dir() / "p1_questions_handwritten.jsonl"))
     ap.add_argument("--n", type=int, default=6, help="questions answered (the report half's first, by id)")
-    ap.add_argument("--max-seconds", type=float, default=840, help="no new question after this many seconds (the LLM budget)")
+    ap.add_argument("--max-seconds", type=float, default=600, help="no new question after this many seconds (the LLM budget)")
     ap.add_argument("--checkpoint", default=str(project_root() / "stores/p1_citations.ckpt.jsonl"))
     ap.add_argument("--out", default=str(project_root() / "results/p1_citations.json"))
     ap.add_argument("--hand-check", default=str(data_dir() / "p1_citation_handcheck.jsonl"),
