@@ -4,8 +4,10 @@ development sets — the template questions (`finrag eval questions`, seed 0) an
 
     python bench/p1_cross_entity.py [--store stores/fnspid] [--template q.jsonl] [--out results/p1_cross_entity.json]
 
-The design parameters — the entity-diverse fill (`GraphRAG(diversity=, floor=)`) and the slots reserved for connected
-companies' evidence (`GraphRAG(network_reserve=)`), both for open questions only (`budget_select`) — are chosen on one
+The design parameters — the entity-diverse fill (`GraphRAG(diversity=, floor=)`), the slots reserved for connected
+companies' evidence (`GraphRAG(network_reserve=)`), both for open questions only (`budget_select`), and the article
+expansion (`GraphRAG(article_expand=)`: chunks of the top article naming companies the top chunk does not, for
+questions with an `OPEN_CUES` cue; `article_expansion`) — are chosen on one
 half of each set (question ids, seeded) and reported on the other half, per stratum and per τ in `[graphrag] tau_grid`;
 every evaluation goes through `finrag.graphrag.eval.evaluate_graphrag` (the one evaluation loop). Means with
 percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the paired differences.
@@ -23,8 +25,9 @@ from finrag import stats as S
 
 METRICS = ("context_entity_recall", "support_recall")
 MODES = ("vector", "graph", "vector@graph")
-GRID = [dict(diversity=d, floor=f, network_reserve=r) for r in (0, 1, 2) for d in (0.0, 0.5, 1.0)
-        for f in ((0.9,) if d == 0 else (0.85, 0.9, 0.95)) if d or r]
+GRID = [dict(diversity=d, floor=f, network_reserve=r, article_expand=a) for a in (0, 1, 2) for r in (0, 1, 2) for d in (0.0, 0.5, 1.0)
+        for f in ((0.9,) if d == 0 else (0.85, 0.9, 0.95)) if (d or r or a) and (not a or (f == 0.9 and d in (0, 0.5)))]
+KEYS = ("diversity", "floor", "network_reserve", "article_expand")
 TARGET = dict(context_entity_recall=0.05, support_recall=0.10)     # the issue's bar: graph ≥ vector + this, p < 0.05
 
 
@@ -100,12 +103,12 @@ def main():
             score += [compare(rows, "relational", m)["diff"] for m in METRICS]
         choice.append(dict(**opts, score=float(np.mean(score) * 2), deltas=dict(zip(("template_er", "template_sr", "hand_er", "hand_sr"), score))))
         print(f"choose {opts}: {np.round(score, 3).tolist()}", flush=True)
-    best = max(choice, key=lambda c: (c["score"], -c["diversity"], -c["network_reserve"]))
-    chosen = {k: best[k] for k in ("diversity", "floor", "network_reserve")}
+    best = max(choice, key=lambda c: (c["score"], -c["diversity"], -c["network_reserve"], -c["article_expand"]))
+    chosen = {k: best[k] for k in KEYS}
     print("chosen", chosen, flush=True)
     # 2. report on the other halves (and on all questions), default vs chosen, per τ
     results, network = [], []
-    configs = {"default": {}, "chosen": chosen, "reserve1": dict(network_reserve=1)}
+    configs = {"default": {}, "chosen": chosen, "reserve1": dict(network_reserve=1), "article1": dict(article_expand=1)}
     for tau in [G.tau] + [t for t in G.tau_grid if t != G.tau]:
         for k, (_, rep) in split.items():
             for name, opts in configs.items():

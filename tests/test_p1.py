@@ -163,3 +163,44 @@ def test_cli_ask_auto(capsys, lb_store):
                              "--no-llm", "--json")
     r = json.loads(out)
     assert code == 0 and r["mode"] == "graph" and r["route"]["mode"] == "graph" and r["route"]["entities"] == ["MSFT", "NVDA", "AAPL"]
+
+
+def test_ask_checks_each_cited_sentence(capsys, lb_store, monkeypatch, tmp_path):
+    """Issue 27: `finrag ask` checks every answer sentence against the chunk it cites with the P(yes) judge: a wrong
+    citation is re-attributed to the chunk that supports the sentence, a claim no chunk makes is unsupported, `[msft]`
+    is flagged; the counts are printed and `--json` carries them (fake LLM server: answer and judge)."""
+    import re
+    from finrag.relevance import RELEVANCE_SYSTEM
+    from finrag.testing import FakeLLMServer, Reply, completion
+    q = DEMO_QUESTIONS[2]
+    rag = GraphRAG(lb_store)
+    try: res = rag.retrieve(q, "vector")
+    finally: rag.store.close()
+    words = lambda t: set(re.findall(r"[a-z0-9]+", t.lower()))
+    c0, c1 = res.contexts[0], res.contexts[1]
+    w0 = [w for w in re.findall(r"[A-Za-z]+", c0.text) if w.lower() not in words(c1.text)][:4]   # words only c0 has
+    w1 = re.findall(r"[A-Za-z]+", c1.text)[:5]
+    assert len(w0) == 4, "the first two chunks share their words"
+    said = f"{' '.join(w0)} [{c1.chunk_id[:8]}]. {' '.join(w1)} [{c1.chunk_id[:8]}]. Zebras bought Intel [msft]."
+
+    def script(body, n):
+        m = body["messages"]
+        if m[0]["content"] != RELEVANCE_SYSTEM: return Reply(body=completion(said))      # the answer
+        sent, doc = m[-1]["content"].split("<Query>: ")[1].split("\n<Document>: ")
+        ok = words(sent) <= words(doc)                                                  # supported: all its words are there
+        return Reply(body=completion("yes" if ok else "no", top=[("yes", -0.1), ("no", -2.5)] if ok else [("no", -0.1), ("yes", -2.5)]))
+    monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))
+    with FakeLLMServer(script) as fake:
+        monkeypatch.setenv("FINRAG_LLM_BASE_URL", fake.url)
+        code, out, err = run_cli(capsys, "ask", q, "--store", str(lb_store), "--mode", "vector")
+        assert code == 0, err
+        assert "3 sentences: 1 supported, 1 re-attributed, 1 unsupported; NOT CHUNK IDS: [msft]" in out, out
+        assert f"re-attributed [{c1.chunk_id[:8]}] → [{c0.chunk_id[:8]}]" in out, out
+        code, out, err = run_cli(capsys, "ask", q, "--store", str(lb_store), "--mode", "vector", "--json")
+        v = json.loads(out)["llm"]["verification"]
+        assert [s["status"] for s in v["sentences"]] == ["reattributed", "supported", "unsupported"], v
+        assert (v["sentences"][0]["attributed"], v["sentences"][1]["attributed"]) == (c0.chunk_id, c1.chunk_id)
+        assert (v["non_id"], round(v["supported_before"], 3), round(v["supported_after"], 3)) == (["msft"], 0.333, 0.667)
+        n = fake.n_requests
+        code, out, err = run_cli(capsys, "ask", q, "--store", str(lb_store), "--mode", "vector", "--no-verify")
+        assert code == 0 and "citation check" not in out and fake.n_requests <= n + 1, out   # no judge call (the answer may come from the cache)

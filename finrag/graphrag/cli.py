@@ -89,14 +89,18 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
     if problems: raise typer.Exit(1)
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c0f8a894
-def _stream_answer(rag, r):
-    "Answer `r`, printing the model, the time estimate and the answer as it is written."
+def _stream_answer(rag, r, verify:bool=True):
+    "Answer `r`, printing the model, the time estimate and the answer as it is written; with `verify`, check each sentence's citation (`verify_citations`)."
     from finrag.graphrag.rag import answer, build_prompt, prompt_tokens_estimate
     llm = rag.llm
     typer.echo(llm_banner(llm, prompt_tokens_estimate(build_prompt(r))), err=True)
     typer.echo("answer: ", nl=False)
     answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(printable(s)), sys.stdout.flush()))
     typer.echo("")
+    if verify and r.answer:
+        from finrag.graphrag.rag import verify_citations
+        typer.echo("checking each sentence against the chunk it cites (P(yes) judge) …", err=True)
+        r.llm["verification"] = verify_citations(r)
 
 @graphrag_app.command()
 def ask(question:str=typer.Argument(..., help="The question."),
@@ -104,8 +108,9 @@ def ask(question:str=typer.Argument(..., help="The question."),
         mode:str=typer.Option("graph", help="vector | graph | auto (the router: relational questions to graph, direct ones to vector)"),
         tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau)."),
         json_out:bool=typer.Option(False, "--json", help="Print the result as JSON (the RAGResult type)."),
-        no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only.")):
-    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it."
+        no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
+        no_verify:bool=typer.Option(False, "--no-verify", help="Do not check each answer sentence against the chunk it cites (saves the judge calls).")):
+    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it, then each sentence's citation is checked."
     from finrag.graphrag.rag import GraphRAG, answer
     from finrag.config import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
@@ -113,10 +118,10 @@ def ask(question:str=typer.Argument(..., help="The question."),
     try:
         r = rag.retrieve(question, mode, tau)
         if json_out:
-            if not no_llm: answer(rag, r)
+            if not no_llm: answer(rag, r, verify=not no_verify)
             typer.echo(printable(r.to_json(indent=1))); return
         typer.echo(format_contexts(r))
-        if not no_llm: _stream_answer(rag, r)
+        if not no_llm: _stream_answer(rag, r, verify=not no_verify)
         typer.echo(format_footer(r))
     finally: rag.store.close()
 
@@ -138,7 +143,8 @@ DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invent
 @graphrag_app.command()
 def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/demo-store)."),
          no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
-         tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau): try 0.0 vs 0.7.")):
+         tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau): try 0.0 vs 0.7."),
+         no_verify:bool=typer.Option(False, "--no-verify", help="Do not check each answer sentence against the chunk it cites.")):
     "Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG on three relational questions (answers stream)."
     from finrag.graphrag.ingest import ingest as _ingest
     from finrag.graphrag.rag import GraphRAG
@@ -157,7 +163,7 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
             typer.echo(format_comparison(q, v, g, rag.tau))
             for r in (v, g):
                 typer.echo(format_contexts(r, show_text=90))
-                if not no_llm: _stream_answer(rag, r); models.add(r.llm["model"])
+                if not no_llm: _stream_answer(rag, r, verify=not no_verify); models.add(r.llm["model"])
                 typer.echo(format_footer(r))
     finally: rag.store.close()
     if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")
@@ -192,6 +198,7 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   diversity:float=typer.Option(0.0, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; issue 27, bench/p1_cross_entity.py)."),
                   floor:float=typer.Option(0.9, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1]."),
                   network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
+                  article_expand:int=typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: GraphRAG's)."),
                   json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON."),
                   engine:str=typer.Option("local", help="local | ray: the questions spread over Ray actors, each with the store and its own LLM client (pip install \"finrag[ray]\"); the same rows and statistics."),
                   address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
@@ -208,7 +215,8 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if diversity < 0: raise InputError(f"--diversity {diversity!r} must be >= 0", field="--diversity")
     if not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
     if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
+    if article_expand is not None and article_expand < 0: raise InputError(f"--article-expand {article_expand!r} must be >= 0", field="--article-expand")
+    opts = dict(diversity=diversity, floor=floor, network_reserve=network_reserve) | ({} if article_expand is None else dict(article_expand=article_expand))
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,
-                          graph_options=dict(diversity=diversity, floor=floor, network_reserve=network_reserve),
-                          engine=engine, address=address, workers=workers)
+                          graph_options=opts, engine=engine, address=address, workers=workers)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))

@@ -15,9 +15,9 @@ from ..stats import STRATA, summarise, compare_modes, latency_table
 
 # %% auto #0
 __all__ = ['CORE_METRICS', 'SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
-           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'semantic_similarity',
-           'router_accuracy', 'reference_contexts', 'interleave_types', 'evaluate_graphrag', 'tau_ablation',
-           'format_report', 'jsonable', 'headline']
+           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate',
+           'semantic_similarity', 'router_accuracy', 'reference_contexts', 'interleave_types', 'evaluate_graphrag',
+           'tau_ablation', 'format_report', 'jsonable', 'headline']
 
 # %% ../../nbs/18_graphrag.eval.ipynb #d2ded5e7
 def entity_recall(expected,   # expected entity ids (tickers)
@@ -54,6 +54,22 @@ def answer_entity_recall(expected, answer:str|None, ner=None) -> float:
     "Entity recall of an answer text; NaN when there is no answer (e.g. the LLM failed) or nothing is expected."
     if not answer or not answer.strip(): return float("nan")
     return entity_recall(expected, answer_entities(answer, ner))
+
+# %% ../../nbs/18_graphrag.eval.ipynb #98e1d2f1
+def copy_rate(answer:str|None,   # the answer text
+              contexts           # the context: a `RAGResult` (its `.contexts`), `ContextItem`s or texts
+             ) -> float:
+    "Longest common substring of `answer` (citations removed) with any one context text ÷ the answer's length, in [0, 1] (case and whitespace normalised); NaN for no answer."
+    import re
+    from difflib import SequenceMatcher
+    norm = lambda t: re.sub(r"\s+", " ", t or "").strip().lower()
+    a = norm(re.sub(r"\[[^\[\]]{1,400}\]", "", answer or "")).replace(" .", ".")
+    if not a: return float("nan")
+    best = 0
+    for c in getattr(contexts, "contexts", contexts):
+        t = norm(getattr(c, "text", c))
+        best = max(best, SequenceMatcher(None, a, t, autojunk=False).find_longest_match(0, len(a), 0, len(t)).size)
+    return best / len(a)
 
 # %% ../../nbs/18_graphrag.eval.ipynb #b18a18f5
 def semantic_similarity(a,              # a text or a list of texts (None/'' = missing)
@@ -162,6 +178,8 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       checkpoint=None,             # JSONL of finished rows: a re-run skips them (resume after interruption)
                       progress:bool=False,
                       graph_options:dict|None=None,# more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
+                      verify:bool=False,           # answered rows: each sentence checked against its cited chunk (`verify_citations`), the copy rate
+                      verify_judge=None,           # ... the judge (default `get_judge_llm()`; engine 'ray': each worker's default)
                       engine:str="local",          # 'local' | 'ray': questions spread over Ray actors (`finrag.scale.ray_map`)
                       address:str|None=None,       # engine 'ray': a running cluster (default: a local one)
                       workers:int|None=None        # engine 'ray': actors (default: the cluster's CPUs)
@@ -180,7 +198,7 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     from finrag.scale import check_engine, require_ray
     if check_engine(engine) == "ray":
         require_ray()
-        if llm is not None: raise InputError("engine 'ray' answers with each worker's default client (FINRAG_LLM_BASE_URL); pass llm=None", field="llm")
+        if llm is not None or verify_judge is not None: raise InputError("engine 'ray' answers with each worker's default client (FINRAG_LLM_BASE_URL); pass llm=None and verify_judge=None", field="llm")
     elif address or workers: raise InputError("--address and --workers need --engine ray", field="engine")
     st = store if isinstance(store, NewsStore) else NewsStore(store)
     try:
@@ -188,13 +206,14 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
         paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if "paper" in " ".join(modes) else None
         return _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
                          ragas_timeout, tuple(modes), tuple(m for m in llm_modes if m in modes), n_bootstrap, seed, max_tokens,
-                         checkpoint, progress, dict(engine=engine, address=address, workers=workers, tau=tau, graph_options=graph_options))
+                         checkpoint, progress, dict(engine=engine, address=address, workers=workers, tau=tau, graph_options=graph_options),
+                         verify, verify_judge)
     finally:
         if st is not store: st.close()
 
 # %% ../../nbs/18_graphrag.eval.ipynb #a2aaecf8
 def _question_rows(rag, paper, answer, llm, q, i:int, modes, llm_modes, answered:set, done_rows:dict, use_llm:bool,
-                   max_tokens:int) -> list[tuple]:
+                   max_tokens:int, verify:bool=False, verify_judge=None) -> list[tuple]:
     "One question in every mode: [(row, RAGResult, fresh)], `fresh` False for a row taken from the checkpoint."
     from finrag.graphrag.rag import budget_of
     order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
@@ -213,7 +232,7 @@ def _question_rows(rag, paper, answer, llm, q, i:int, modes, llm_modes, answered
                    route=(res.route or {}).get("mode"), route_why=(res.route or {}).get("why"))
         err = None
         if talk:
-            try: answer(rag, res, llm=llm, max_tokens=max_tokens)
+            try: answer(rag, res, llm=llm, max_tokens=max_tokens, verify=verify, judge=verify_judge)
             except LLMError as e: err = str(e)[:300]
         tm, info = dict(res.timings), res.llm or {}
         ret_s = sum(v for k, v in tm.items() if k != "llm")
@@ -228,6 +247,11 @@ def _question_rows(rag, paper, answer, llm, q, i:int, modes, llm_modes, answered
                    prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
                    retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
                    latency_s=lat)
+        if verify:
+            vf = info.get("verification") or {}
+            row.update(copy_rate=copy_rate(res.answer, res) if res.answer else float("nan"),
+                       supported_before=vf.get("supported_before", float("nan")), supported_after=vf.get("supported_after", float("nan")),
+                       verification={k: vf[k] for k in ("n_sentences", "supported", "reattributed", "unsupported", "abstains", "non_id", "calls", "sentences", "revised")} if vf else None)
         out.append((row, res, True)); mine[mode] = row
     return out
 
@@ -248,10 +272,10 @@ def _ray_questions(state, job:dict) -> list:
     "A Ray task: `_question_rows` of a shard of (index, question) pairs."
     s = state
     return [_question_rows(s["rag"], s["paper"], s["answer"], s["llm"], q, i, job["modes"], job["llm_modes"], job["answered"],
-                           job["done_rows"], job["use_llm"], job["max_tokens"]) for i, q in job["items"]]
+                           job["done_rows"], job["use_llm"], job["max_tokens"], job["verify"]) for i, q in job["items"]]
 
 def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
-              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress, scale) -> dict:
+              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress, scale, verify=False, verify_judge=None) -> dict:
     from finrag.ner import get_ner
     from finrag.config import redact
     if use_llm and scale["engine"] == "local":
@@ -282,7 +306,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
             size = max(1, math.ceil(len(items) / (4 * (scale["workers"] or 2))))
             shards = [items[j:j + size] for j in range(0, len(items), size)]
             jobs = [dict(items=s, modes=modes, llm_modes=llm_modes, answered=answered, done_rows={k: v for k, v in done_rows.items() if k[0] in {q.id for _, q in s}},
-                         use_llm=use_llm, max_tokens=max_tokens) for s in shards]
+                         use_llm=use_llm, max_tokens=max_tokens, verify=verify) for s in shards]
             setup = partial(_ray_setup, str(Path(st.path).resolve()), scale["tau"], scale["graph_options"], paper is not None, use_llm)
             bar = None
             if progress:
@@ -297,7 +321,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
             if progress:
                 from tqdm.auto import tqdm; it = tqdm(it, desc="questions")
             for i, q in it:
-                take(q, _question_rows(rag, paper, answer, llm, q, i, modes, llm_modes, answered, done_rows, use_llm, max_tokens))
+                take(q, _question_rows(rag, paper, answer, llm, q, i, modes, llm_modes, answered, done_rows, use_llm, max_tokens, verify, verify_judge))
     finally:
         if ck: ck.close()
     qmap = {q.id: q for q in questions}
@@ -311,7 +335,7 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
             r["answer_entities"] = sorted({e.id for e in es}) if r["answer"] else []
             r["answer_entity_recall"] = entity_recall(r["expected"], r["answer_entities"]) if r["answer"] else float("nan")
             r["semantic_similarity"] = float(s)
-        metrics += ["answer_entity_recall", "semantic_similarity"]
+        metrics += ["answer_entity_recall", "semantic_similarity"] + (["supported_before", "supported_after", "copy_rate"] if verify else [])
     ragas_report = {}
     if ragas:
         def sample(r):

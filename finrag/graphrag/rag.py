@@ -16,9 +16,10 @@ from .ingest import NewsStore
 
 # %% auto #0
 __all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS',
-           'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget', 'budget_of', 'budget_select', 'is_open_question',
-           'route_question', 'GraphRAG', 'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations',
-           'answer', 'ask']
+           'SUPPORT_INSTRUCTION', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget', 'budget_of',
+           'budget_select', 'article_expansion', 'is_open_question', 'route_question', 'GraphRAG', 'build_prompt',
+           'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'ask', 'answer_sentences',
+           'verify_citations', 'citation_summary']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #bc6f14a8
 @dataclass
@@ -75,11 +76,12 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
                   max_chunks:int, max_tokens:int,
                   diversity:float=0.0,  # > 0: entity-diverse fill (relational questions): score × (1 + diversity × new tickers)
                   floor:float=0.9,      # ... among chunks scoring ≥ floor × the pool's best score
-                  reserve:int=0         # slots kept for network evidence about connected companies the seeds do not name
+                  reserve:int=0,        # slots kept for network evidence about connected companies the seeds do not name
+                  pinned:list=()        # chunks taken first, in order, if they fit (e.g. `article_expansion`)
                  ) -> list:
     """The context within (`max_chunks`, `max_tokens`) from one ranked `pool` (score, then chunk id).
 
-    1. coverage: the best chunk naming all `anchors` (their relation's evidence), then for each anchor not yet named
+    0. `pinned` (each if it fits); 1. coverage: the best chunk naming all `anchors` (their relation's evidence), then for each anchor not yet named
        its best chunk; 2. by score, one chunk per article (`doc_id`); 3. by score, any. Seeds first, then network
        evidence, each by score. With `diversity` > 0, between 1 and 2 the budget is filled greedily by
        score × (1 + `diversity` × tickers not yet in the context) × (½ for an article already in it), among chunks
@@ -90,6 +92,8 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
     chosen, ids, docs, used = [], set(), set(), [0]
     def fits(c): return len(chosen) < max_chunks and used[0] + chunk_tokens(c.text) <= max_tokens
     def take(c): chosen.append(c); ids.add(c.chunk_id); docs.add(c.doc_id); used[0] += chunk_tokens(c.text)
+    for c in pinned:
+        if c.chunk_id not in ids and fits(c): take(c)
     A = list(dict.fromkeys(anchors))
     for need in ([set(A)] if len(A) > 1 else []) + [{a} for a in A]:
         if any(need <= set(c.tickers) for c in chosen): continue
@@ -112,6 +116,23 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
         for c in ranked:
             if c.chunk_id not in ids and (not new_doc_only or c.doc_id not in docs) and fits(c): take(c)
     return sorted(chosen, key=lambda c: (c.role != "seed", -c.score, c.chunk_id))
+
+# %% ../../nbs/15_graphrag.rag.ipynb #19064fb7
+def article_expansion(top:ContextItem,     # the best chunk of the pool (the vector top 1)
+                      siblings:list,       # `ContextItem`s: the other chunks of `top`'s article, `score` = cosine to the question
+                      n:int=1,             # chunks to return at most
+                      weight:float=0.5     # score × (1 + weight × tickers new to `top` and the chunks already picked)
+                     ) -> list:
+    "Up to `n` of `siblings` naming companies that `top` (and the chunks picked before) do not, best score × (1 + `weight` × new tickers) first; ties: chunk id."
+    have, out = set(top.tickers), []
+    cands = [c for c in siblings if c.chunk_id != top.chunk_id and c.doc_id == top.doc_id]
+    while len(out) < n:
+        new = [(-c.score * (1 + weight * len(set(c.tickers) - have)), c.chunk_id, c) for c in cands
+               if set(c.tickers) - have and all(c.chunk_id != o.chunk_id for o in out)]
+        if not new: break
+        best = min(new, key=lambda x: x[:2])[2]
+        out.append(best); have |= set(best.tickers)
+    return out
 
 # %% ../../nbs/15_graphrag.rag.ipynb #23401605
 RELATIONAL_CUES = re.compile(r"\b(affect(?:s|ed|ing)?|impact(?:s|ed)?|influenc\w*|link(?:s|ed)?|connect(?:s|ed|ion|ions)?|"
@@ -150,7 +171,8 @@ class GraphRAG:
                  diversity:float=0.0,          # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off
                  floor:float=0.9,              # ... among chunks within this share of the best score
                  open_pool:int=20,             # ... over this many vector candidates instead of k
-                 network_reserve:int=0):       # budget mode, open questions: slots kept for connected companies' evidence
+                 network_reserve:int=0,        # budget mode, open questions: slots kept for connected companies' evidence
+                 article_expand:int=0):        # budget mode, questions with an `OPEN_CUES` cue: sibling chunks of the top article naming new companies (`article_expansion`)
         S = get_settings().graphrag
         self.store = store if isinstance(store, NewsStore) else NewsStore(store)
         self.k = k or S.k
@@ -162,7 +184,8 @@ class GraphRAG:
         self.budget_chunks, self.budget_tokens = budget_chunks or S.budget_chunks, budget_tokens or S.budget_tokens
         self._embedder, self._llm, self._ner = embedder, llm, ner
         self.diversity, self.floor, self.open_pool = float(diversity), float(floor), int(open_pool)
-        self.network_reserve = int(network_reserve)
+        self.network_reserve, self.article_expand = int(network_reserve), int(article_expand)
+        if self.article_expand < 0: raise FinragError(f"article_expand={article_expand!r} must be >= 0")
         self._row = self.store.ids
         if not self.store.rows: raise FinragError(f"{self.store.path}: the store holds no chunks; ingest news first")
         self.store.index; self.embedder       # load the index and the encoder now, not inside the first query's timing
@@ -192,6 +215,13 @@ class GraphRAG:
         ents = self.question_entities(question)
         mode, why = route_question(question, ents)
         return dict(mode=mode, why=why, entities=ents)
+
+    def _doc_rows(self, doc_id) -> list[int]:
+        "Row indices of the store's chunks of article `doc_id` (an index built on first use)."
+        if not hasattr(self, "_by_doc"):
+            self._by_doc = {}
+            for i, r in enumerate(self.store.rows): self._by_doc.setdefault(r.get("doc_id"), []).append(i)
+        return self._by_doc.get(doc_id, []) if doc_id is not None else []
 
     def _item(self, i:int, score:float, role:str, via=None) -> ContextItem:
         r = self.store.rows[i]
@@ -254,7 +284,9 @@ class GraphRAG:
         `budget_select`: the evidence of the anchors' relation and each anchor first, then by score, one chunk per
         article before a second one. With `diversity` > 0 an open question (`is_open_question`) draws on the top
         `open_pool` vector candidates and `budget_select` fills entity-diversely; with `network_reserve` > 0 it keeps that
-        many slots for the evidence of connected companies the seeds do not name (issue 27)."""
+        many slots for the evidence of connected companies the seeds do not name; with `article_expand` = n > 0 a question
+        about companies it does not name (`OPEN_CUES`) pins up to n chunks of the top article that name companies the
+        top chunk does not (`article_expansion`; issue 27)."""
         open_q = is_open_question(question)
         div, reserve = (self.diversity, self.network_reserve) if open_q else (0.0, 0)
         with t("vector_search"):
@@ -283,8 +315,14 @@ class GraphRAG:
                     if sims[j] <= self.neighbor_min_sim: break
                     pool[j] = self._item(j, sims[j] * e["intensity"], "network",
                                          {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]})
+            pinned = []
+            if self.article_expand and cands and OPEN_CUES.search(question):
+                top = pool[cands[0]]
+                sib = [self._item(i, sims[i], "seed") for i in self._doc_rows(top.doc_id) if i != cands[0]]
+                pinned = article_expansion(top, sib, self.article_expand)
+                for c in pinned: pool.setdefault(self._row[c.chunk_id], c)
             res.contexts = budget_select(list(pool.values()), anchors, self.budget_chunks, self.budget_tokens,
-                                         diversity=div, floor=self.floor, reserve=reserve)
+                                         diversity=div, floor=self.floor, reserve=reserve, pinned=pinned)
         used = {c.via["neighbour"] for c in res.contexts if c.via}
         res.neighbours = [n for n in nbrs if n["neighbour"] in used]
 
@@ -346,23 +384,32 @@ def fit_context(res:RAGResult, budget_tokens:int) -> int:
 _CITE = re.compile(r"\[([^\[\]]{1,400})\]")
 _ID = re.compile(r"(?i)^(?:id[=: ]*|chunk[ _]?id[=: ]*)?([0-9a-f]{8,})$")
 
-def check_citations(text:str, chunk_ids:list[str]) -> dict:
-    "{'cited': context ids cited, 'unknown': cited ids not in the context} from the [id] / [id, id] citations in `text` (hex ids of ≥ 8 digits)."
-    ids, cited, unknown = list(chunk_ids), [], []
+def _resolve_cites(text:str, ids:list[str]) -> tuple[list, list, list]:
+    "(cited context ids, unknown hex ids, non-id tokens) of the [..] groups in `text`, in order, each once."
+    cited, unknown, non_id = [], [], []
     for grp in _CITE.findall(text or ""):
         for tok in re.split(r"[,;\s]+", grp.strip()):
-            m = _ID.match(tok.strip().strip("`'\".()"))
-            if not m: continue
+            tok = tok.strip().strip("`'\".()")
+            if not tok: continue
+            m = _ID.match(tok)
+            if not m: non_id.append(tok); continue
             t = m.group(1).lower()
             hit = [i for i in ids if i == t] or [i for i in ids if i.startswith(t)]
             (cited if len(hit) == 1 else unknown).append(hit[0] if len(hit) == 1 else t)
-    return {"cited": list(dict.fromkeys(cited)), "unknown": list(dict.fromkeys(unknown))}
+    return tuple(list(dict.fromkeys(x)) for x in (cited, unknown, non_id))
+
+def check_citations(text:str, chunk_ids:list[str]) -> dict:
+    "{'cited': context ids cited, 'unknown': cited ids not in the context} from the [id] / [id, id] citations in `text` (hex ids of ≥ 8 digits)."
+    cited, unknown, _ = _resolve_cites(text, list(chunk_ids))
+    return {"cited": cited, "unknown": unknown}
 
 # %% ../../nbs/15_graphrag.rag.ipynb #8723c9d4
 def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
            frequency_penalty:float=0.3,  # OpenAI's penalty on repeated tokens
            repeat_penalty:float=1.1,     # llama.cpp's penalty on the last 64 tokens; with the above, no looping sentences
-           on_token=None                 # stream: called with each piece of the answer as it is written
+           on_token=None,                # stream: called with each piece of the answer as it is written
+           verify:bool=False,            # check each sentence against its cited chunk (`verify_citations`) into `llm['verification']`
+           judge=None                    # ... the judge (default `get_judge_llm()`)
           ) -> RAGResult:
     "Ask the LLM (default: `finrag.llm.get_llm()`) to answer from `res`'s context; fills `answer`, `llm` (with the citation check), `timings['llm']`."
     llm = llm or rag.llm
@@ -376,6 +423,9 @@ def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
                "latency_s": r.latency_s, "first_token_s": r.first_token_s, "cached": r.cached, "empty": r.empty,
                "dropped_contexts": dropped, "citations": cites, "unknown_citations": len(cites["unknown"])}
     res.timings["llm"] = t["llm"]
+    if verify and res.answer:
+        with t("verify"): res.llm["verification"] = verify_citations(res, judge)
+        res.timings["verify"] = t["verify"]
     return res
 
 # %% ../../nbs/15_graphrag.rag.ipynb #57a2aa1c
@@ -384,3 +434,84 @@ def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool
     rag = rag or GraphRAG(store)
     res = rag.retrieve(question, mode, tau)
     return answer(rag, res, on_token=on_token) if use_llm else res
+
+# %% ../../nbs/15_graphrag.rag.ipynb #011d8aa2
+SUPPORT_INSTRUCTION = "Given a sentence of an answer, judge whether the document supports what the sentence says"
+
+_NO_ANSWER = re.compile(r"(?i)\b(?:context|news items?|documents?|sources?|information)\b[^.]{0,60}\b(?:does not|doesn't|do not|don't|"
+                        r"cannot|can't|is not|isn't)\b|\bnot (?:enough|sufficient) information\b|\bno (?:relevant )?information\b")
+_LEAD_CITE = re.compile(r"^((?:\s*\[[^\[\]]{1,400}\][.;,]?)+)\s*(.*)$", re.S)
+
+def answer_sentences(text:str, chunk_ids:list[str]) -> list[dict]:
+    """[{text, claim, cited, unknown, non_id}] per sentence of an answer (`finrag.chunking.split_sentences`): its
+    [..] citations resolved as `check_citations` does (a citation that opens a sentence belongs to the sentence
+    before), `claim` the sentence without them, `non_id` the bracketed tokens that are no chunk id (`[msft]`)."""
+    from finrag.chunking import split_sentences
+    raw = []
+    for s in split_sentences(text or ""):
+        m = _LEAD_CITE.match(s)
+        if m and raw: raw[-1] += " " + m.group(1).strip(); s = m.group(2).strip()
+        if s: raw.append(s)
+    out = []
+    for s in raw:
+        cited, unknown, non_id = _resolve_cites(s, list(chunk_ids))
+        claim = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", s)).strip()
+        out.append(dict(text=s, claim=re.sub(r"\s{2,}", " ", claim), cited=cited, unknown=unknown, non_id=non_id))
+    return out
+
+# %% ../../nbs/15_graphrag.rag.ipynb #65f0e0f9
+def verify_citations(res:RAGResult, llm=None,
+                     threshold:float=0.5,          # P(yes) above which a chunk supports a sentence (0.5: an undecided judge supports nothing)
+                     concurrency:int|None=None     # judge calls at once (`relevance_many`)
+                    ) -> dict:
+    """Each sentence of `res.answer` judged against the chunk(s) it cites, then, when they do not support it, against
+    the other context chunks (`relevance_many` with `SUPPORT_INSTRUCTION`; default judge `get_judge_llm()`):
+    {sentences: [{text, claim, cited, unknown, non_id, status, p_cited, attributed, p_best}], n_sentences, supported,
+    reattributed, unsupported, abstains, non_id, unknown, supported_before, supported_after, revised, threshold, judge, calls}.
+    status: 'supported' (a cited chunk > threshold), 'reattributed' (another chunk is), 'unsupported', 'abstains'
+    (says the context does not answer; not judged). supported_before/after: shares of the judged sentences."""
+    from finrag.relevance import get_judge_llm, relevance_many
+    llm = llm or get_judge_llm()
+    ctx = {c.chunk_id: c for c in res.contexts}
+    sents, calls = answer_sentences(res.answer or "", list(ctx)), 0
+    def judge(claim, cids):
+        nonlocal calls
+        calls += len(cids)
+        ps = relevance_many(claim, [ctx[c].text for c in cids], llm, instruction=SUPPORT_INSTRUCTION, concurrency=concurrency, on_error="nan")
+        return {c: (p if p == p else 0.0) for c, p in zip(cids, ps)}
+    for s in sents:
+        s.update(status=None, p_cited=None, attributed=None, p_best=None)
+        if _NO_ANSWER.search(s["claim"]) or not re.search(r"\w", s["claim"]): s["status"] = "abstains"; continue
+        ps = judge(s["claim"], s["cited"]) if s["cited"] else {}
+        if ps:
+            best = max(ps, key=lambda c: (ps[c], -s["cited"].index(c)))
+            s["p_cited"] = ps[best]
+            if ps[best] > threshold: s.update(status="supported", attributed=best, p_best=ps[best]); continue
+        ps |= judge(s["claim"], [c for c in ctx if c not in ps])
+        if not ps: s["status"] = "unsupported"; continue
+        best = max(ps, key=lambda c: (ps[c], c in s["cited"]))
+        s["p_best"] = ps[best]
+        s.update(status="reattributed", attributed=best) if ps[best] > threshold else s.update(status="unsupported")
+    n = {k: sum(s["status"] == k for s in sents) for k in ("supported", "reattributed", "unsupported", "abstains")}
+    judged = n["supported"] + n["reattributed"] + n["unsupported"]
+    rev = " ".join(s["claim"] if s["status"] == "abstains" else
+                   f"{s['claim']} [{s['attributed'][:CITE_ID_CHARS]}]" if s["attributed"] else f"{s['claim']} [unsupported]" for s in sents)
+    return dict(sentences=sents, n_sentences=len(sents), **n,
+                non_id=list(dict.fromkeys(t for s in sents for t in s["non_id"])),
+                unknown=list(dict.fromkeys(t for s in sents for t in s["unknown"])),
+                supported_before=n["supported"] / judged if judged else float("nan"),
+                supported_after=(n["supported"] + n["reattributed"]) / judged if judged else float("nan"),
+                revised=rev, threshold=threshold, judge=getattr(llm, "model", None), calls=calls)
+
+# %% ../../nbs/15_graphrag.rag.ipynb #29cbf019
+def citation_summary(v:dict) -> str:
+    "One line of counts and one line per re-attributed or unsupported sentence of a `verify_citations` result."
+    L = [f"citation check (P(yes) judge {v['judge']}, > {v['threshold']:g}): {v['n_sentences']} sentences: {v['supported']} supported, "
+         f"{v['reattributed']} re-attributed, {v['unsupported']} unsupported" + (f", {v['abstains']} say the context does not answer" if v["abstains"] else "")
+         + (f"; NOT CHUNK IDS: {', '.join('[' + t + ']' for t in v['non_id'])}" if v["non_id"] else "")]
+    for s in v["sentences"]:
+        short = s["claim"] if len(s["claim"]) <= 70 else s["claim"][:69] + "…"
+        was = ", ".join(c[:CITE_ID_CHARS] for c in s["cited"]) or "none"
+        if s["status"] == "reattributed": L.append(f"  re-attributed [{was}] → [{s['attributed'][:CITE_ID_CHARS]}] (P {s['p_best']:.2f}): {short}")
+        elif s["status"] == "unsupported": L.append(f"  unsupported (cited [{was}]; best P {s['p_best'] or 0:.2f}): {short}")
+    return "\n".join(L)
