@@ -58,7 +58,7 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid (RRF) | zsum (standard scores)); default: [hierarchical] stage1 = zsum."),
                        stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 = none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24)."),
                        tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
-                       scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation)."),
+                       scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation) | hybrid (embeddings above [lattice] llm_docs documents, P(yes) below; a deviation); default: [lattice] scorer."),
                        max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
                        seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
                        engine:str=typer.Option("local", help="local | ray: search the queries in Ray actors (pip install \"finrag[ray]\"); the same metrics."),

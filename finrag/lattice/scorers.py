@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, re
 from dataclasses import dataclass
 import numpy as np
-from ..core import LLMError
+from ..core import InputError, LLMError
 from ..models import default_embedder
 from ..llm import default_llm
 from ..config import get_settings
@@ -15,9 +15,9 @@ from ..chunking import CHARS_PER_TOKEN
 from .summaries import llm_call_failure
 
 # %% auto #0
-__all__ = ['RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'POINTWISE_INSTRUCTIONS', 'SlateScores', 'fit_descriptions',
+__all__ = ['RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'NODE_DESCS', 'POINTWISE_INSTRUCTIONS', 'SlateScores', 'fit_descriptions',
            'traversal_messages', 'traversal_schema', 'parse_slate_scores', 'LLMScorer', 'slate_descriptions',
-           'PointwiseScorer', 'EmbeddingScorer']
+           'PointwiseScorer', 'EmbeddingScorer', 'member_titles', 'RoutedScorer']
 
 # %% ../../nbs/34_lattice.scorers.ipynb #6af3bb0d
 @dataclass
@@ -166,6 +166,9 @@ class LLMScorer:
 # %% ../../nbs/34_lattice.scorers.ipynb #79813268
 MASKED_DESC = "No Description."   # what a slate shows in place of a masked (excluded) item
 
+# %% ../../nbs/34_lattice.scorers.ipynb #f1144e56
+NODE_DESCS = ("summary", "titles")   # how an internal node is shown to a scorer: its summary, or its topic + member titles
+
 # %% ../../nbs/34_lattice.scorers.ipynb #ebeeb060
 def slate_descriptions(nodes:list,        # `SemanticNode`s of a slate (None = a masked item)
                        budget_tokens:int|None, # total tokens of the slate's descriptions; None = each node's `desc`
@@ -244,8 +247,10 @@ class EmbeddingScorer:
     "Cosine of query and description embeddings, clipped to [0, 1] (a non-LLM scorer: a labelled deviation)."
     name = "embedding"
     def __init__(self, embedder=None,    # `.encode(texts) -> (n, d)` normalised; None = `finrag.models.get_embedder()`
-                 count_tokens:bool=False): # report the prompt tokens an LLM scorer would read (estimated: chars / CHARS_PER_TOKEN)
-        self._embedder, self._cache, self.count_tokens = embedder, {}, count_tokens
+                 count_tokens:bool=False, # report the prompt tokens an LLM scorer would read (estimated: chars / CHARS_PER_TOKEN)
+                 desc:str="summary"):    # how the search shows internal nodes to it: 'summary' (as to the LLM) | 'titles' (`member_titles`)
+        if desc not in NODE_DESCS: raise InputError(f"desc must be one of {NODE_DESCS}, got {desc!r}", field="desc")
+        self._embedder, self._cache, self.count_tokens, self.desc = embedder, {}, count_tokens, desc
 
     @property
     def embedder(self):
@@ -262,3 +267,30 @@ class EmbeddingScorer:
         s = self._vecs(descs) @ self._vecs([query])[0]
         est = int(round((len(query) + sum(len(d) for d in descs)) / CHARS_PER_TOKEN)) if self.count_tokens else 0
         return SlateScores([float(min(max(x, 0.0), 1.0)) for x in s], prompt_tokens=est)
+
+# %% ../../nbs/34_lattice.scorers.ipynb #6a0c0be5
+def member_titles(node,      # a `SemanticNode`
+                  k:int=4    # titles shown
+                 ) -> str:
+    "An internal node as '<topic>: title; title; …' — up to `k` member documents' short summaries (their titles), one per child round-robin; a leaf (or a node without summaries): its `desc`."
+    if node.is_leaf or not node.summary: return node.desc
+    heads = [c.leaves() if not c.is_leaf else [c] for c in node.children]
+    out = [h[i].summary["short"] for i in range(max(map(len, heads))) for h in heads if i < len(h) and h[i].summary]
+    return f"{node.summary['topic']}: " + "; ".join(out[:k]) if out else node.desc
+
+# %% ../../nbs/34_lattice.scorers.ipynb #ed4ab405
+class RoutedScorer:
+    "Slates of nodes covering more than `llm_docs` documents scored by `upper`, smaller ones by `lower` (`scorer='hybrid'`: embeddings above, the LLM's P(yes) below; a labelled deviation)."
+    name = "hybrid"
+    def __init__(self, upper, lower,     # two scorers (query, descs, leaf) -> SlateScores
+                 llm_docs:int=10):       # a slate whose node covers at most this many documents goes to `lower`
+        if llm_docs < 0: raise InputError(f"llm_docs must be >= 0, got {llm_docs}", field="llm_docs")
+        self.upper, self.lower, self.llm_docs = upper, lower, int(llm_docs)
+
+    def pick(self, n_docs:int):
+        "The scorer of the slate of a node covering `n_docs` documents."
+        return self.lower if n_docs <= self.llm_docs else self.upper
+
+    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
+        "Without the node at hand: leaf slates to `lower`, the others to `upper`."
+        return (self.lower if leaf else self.upper)(query, descs, leaf)

@@ -13,11 +13,12 @@ from ..core import InputError, Timings
 from ..config import LatticeSettings, check_range, get_settings
 from .tree import SemanticTree
 from .calibration import CalibModel, sample_calibration_leaves
-from .scorers import MASKED_DESC, EmbeddingScorer, LLMScorer, PointwiseScorer, SlateScores, slate_descriptions
+from .scorers import MASKED_DESC, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SCORERS', 'DEFAULT_LLM_SCORER', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score',
-           'LatticeSearch', 'LatticeRetriever', 'LatticeFusion', 'lattice_retriever', 'lattice_plus_retriever']
+__all__ = ['PATH_FLOOR', 'SCORERS', 'DEFAULT_LLM_SCORER', 'QUERY_TOKEN_BUDGET', 'FUSIONS', 'DEFAULT_FUSION', 'TreeIndex',
+           'path_relevance', 'leaf_score', 'LatticeSearch', 'LatticeRetriever', 'fuse_runs', 'LatticeFusion',
+           'lattice_retriever', 'lattice_plus_retriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -43,6 +44,15 @@ class TreeIndex:
 
     def __len__(self): return len(self.nodes)
     def is_leaf(self, i:int) -> bool: return not self.children[i]
+
+    def doc_counts(self) -> np.ndarray:
+        "(n,) int: the documents (leaves) under each node (a leaf: 1), computed once."
+        if getattr(self, "_counts", None) is None:
+            c = np.array([0 if ch else 1 for ch in self.children])
+            for i in range(len(self) - 1, -1, -1):   # children come after their parent in preorder
+                if self.children[i]: c[i] = sum(c[j] for j in self.children[i])
+            self._counts = c
+        return self._counts
 
     def mask(self, excluded) -> np.ndarray:
         "(n,) bool: leaves whose `doc_id` is in `excluded`, and internal nodes all of whose children are masked."
@@ -94,13 +104,21 @@ class LatticeSearch:
         self.leaf = np.array([index.is_leaf(i) for i in range(n)])
         self.rng, self.beam, self.trace, self.slates = np.random.default_rng(seed), [0], [], []
         self.counts = dict(calls=0, cache_hits=0, prompt_tokens=0, completion_tokens=0, failed_slates=0, recovered_slates=0, invalid_entries=0)
-        self.t = Timings()
+        self.t, self.llm_spent = Timings(), False
+
+    def slate_scorer(self, b:int):
+        "The scorer of beam node `b`'s slate: the search's; a routed one's (`RoutedScorer.pick`) by the documents under `b` — its `upper` once the token budget is spent."
+        pick = getattr(self.scorer, "pick", None)
+        if pick is None: return self.scorer
+        return self.scorer.upper if self.llm_spent else pick(int(self.ix.doc_counts()[b]))
 
     def desc(self, i:int) -> str: return MASKED_DESC if self.masked[i] else self.ix.nodes[i].desc
 
-    def describe(self, items:list) -> list[str]:
-        "The slate's texts: sized by the scorer's `slate_tokens` (`slate_descriptions`) when it has one, else each node's `desc`."
-        budget = getattr(self.scorer, "slate_tokens", None)
+    def describe(self, items:list, scorer=None) -> list[str]:
+        "The slate's texts for `scorer` (None = the search's): internal nodes as `member_titles` when its `desc` is 'titles'; sized by its `slate_tokens` (`slate_descriptions`) when it has one; else each node's `desc`."
+        scorer = self.scorer if scorer is None else scorer
+        if getattr(scorer, "desc", None) == "titles": return [MASKED_DESC if self.masked[i] else member_titles(self.ix.nodes[i]) for i in items]
+        budget = getattr(scorer, "slate_tokens", None)
         if budget is None: return [self.desc(i) for i in items]
         return slate_descriptions([None if self.masked[i] else self.ix.nodes[i] for i in items], budget)
 
@@ -125,15 +143,16 @@ class LatticeSearch:
                 r = self.best_at_depth(self.ix.depth[b]); refs = [] if r is None else [r]
         return kids + [r for r in refs if r not in kids], leafy
 
-    def score_slate(self, items:list, leafy:bool) -> SlateScores:
-        "The scorer's `SlateScores` of `items`; above `max_slate` nodes it warns (once per search) and scores parts of at most `max_slate`, joined in order."
-        descs, m = self.describe(items), self.max_slate
-        if m is None or len(items) <= m: return self.scorer(self.query, descs, leafy)
+    def score_slate(self, items:list, leafy:bool, scorer=None) -> SlateScores:
+        "`scorer`'s (None = the search's) `SlateScores` of `items`; above `max_slate` nodes it warns (once per search) and scores parts of at most `max_slate`, joined in order."
+        scorer = self.scorer if scorer is None else scorer
+        descs, m = self.describe(items, scorer), self.max_slate
+        if m is None or len(items) <= m: return scorer(self.query, descs, leafy)
         if not self.split_slates:
             warnings.warn(f"a slate of {len(items)} nodes is larger than [lattice] max_slate = {m}: scored in {math.ceil(len(items)/m)} parts "
                           f"(one LLM call per part, or per item for the pointwise scorer)", stacklevel=2)
         self.split_slates += 1
-        parts = [self.scorer(self.query, descs[i:i + m], leafy) for i in range(0, len(items), m)]
+        parts = [scorer(self.query, descs[i:i + m], leafy) for i in range(0, len(items), m)]
         add = lambda k: sum(getattr(p, k) for p in parts)
         return SlateScores([s for p in parts for s in (p.scores if not p.failed else [None]*len(p.scores))], failed=all(p.failed for p in parts),
                            recovered=any(p.recovered for p in parts), invalid=add("invalid"), calls=add("calls"), cache_hits=add("cache_hits"),
@@ -152,7 +171,7 @@ def step(self:LatticeSearch) -> bool:
     for b in self.beam:
         if not self.ix.children[b]: self.expanded[b] = True; continue      # a tree that is a single leaf
         items, leafy = self.slate(b, leaf_refs)
-        with self.t("score"): res = self.score_slate(items, leafy)
+        with self.t("score"): res = self.score_slate(items, leafy, self.slate_scorer(b))
         for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"): self.counts[k] += getattr(res, k)
         self.counts["recovered_slates"] += res.recovered; self.counts["invalid_entries"] += res.invalid
         self.slates.append({"node": b, "items": items, "scores": list(res.scores), "failed": res.failed})
@@ -176,11 +195,13 @@ def step(self:LatticeSearch) -> bool:
 # %% ../../nbs/36_lattice.search.ipynb #293e0cc5
 @patch
 def run(self:LatticeSearch, iterations:int,
-         token_budget:int|None=None # stop once the prompt tokens spent reach this (checked before each step)
+         token_budget:int|None=None # stop once the prompt tokens spent reach this (checked before each step); a routed scorer goes on with its `upper` scorer alone
         ) -> LatticeSearch:
     "Up to `iterations` steps (fewer when the tree is exhausted or the prompt-token budget is spent); returns self."
     for _ in range(iterations):
-        if token_budget is not None and self.counts["prompt_tokens"] >= token_budget: break
+        if token_budget is not None and self.counts["prompt_tokens"] >= token_budget:
+            if not hasattr(self.scorer, "pick"): break
+            self.llm_spent = True
         if not self.step(): break
     return self
 
@@ -206,13 +227,13 @@ def stats(self:LatticeSearch) -> dict:
             "seconds": {k: round(v, 3) for k, v in self.t.items()}}
 
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
-SCORERS = ("pointwise", "listwise", "embedding")   # 'llm' = DEFAULT_LLM_SCORER
+SCORERS = ("pointwise", "listwise", "embedding", "hybrid")   # 'llm' = DEFAULT_LLM_SCORER; hybrid = embeddings above [lattice] llm_docs, pointwise below
 
 # %% ../../nbs/36_lattice.search.ipynb #568362df
 DEFAULT_LLM_SCORER = "pointwise"   # measured on SciFact dev queries with the packaged Qwen tiers (nbs/experiments/p3_lattice)
 
 # %% ../../nbs/36_lattice.search.ipynb #07b83c18
-QUERY_TOKEN_BUDGET = {"pointwise": 6000}   # default prompt tokens per query (≈ 60 s on the 0.5B, 1 thread); others: no limit
+QUERY_TOKEN_BUDGET = {"pointwise": 6000, "hybrid": 1500}   # default prompt tokens per query (pointwise ≈ 60 s on the 0.5B, 1 thread; hybrid: see p3_hybrid); others: no limit
 
 # %% ../../nbs/36_lattice.search.ipynb #a8814915
 class LatticeRetriever:
@@ -221,7 +242,7 @@ class LatticeRetriever:
     def __init__(self,
                  tree,                          # a `SemanticTree`, or the path of its JSON file
                  llm=None,                      # LLM client for the LLM scorers; None = `finrag.llm.get_llm()`
-                 scorer="llm",                  # 'pointwise' | 'listwise' (the paper's) | 'llm' (= DEFAULT_LLM_SCORER) | 'embedding' (a deviation) | a (query, descs, leaf) -> SlateScores callable
+                 scorer=None,                   # None = `[lattice] scorer`; 'pointwise' | 'listwise' (the paper's) | 'llm' (= DEFAULT_LLM_SCORER) | 'embedding' | 'hybrid' (deviations) | a (query, descs, leaf) -> SlateScores callable
                  *,
                  beam:int|None=None, iterations:int|None=None, alpha:float|None=None,  # None = `config` ([lattice] beam, iterations, path_alpha)
                  num_leaf_calib:int|None=None, pl_tau:float|None=None, max_slate:int|None=None,  # None = `config`
@@ -230,7 +251,9 @@ class LatticeRetriever:
                  path_relevance:bool=True,      # False: α = 1, the "no path relevance" ablation
                  relevance:str="default",       # relevance definition (a key of RELEVANCE_DEFINITIONS or text), LLM scorer
                  reasoning:bool=True,           # listwise scorer: ask for reasoning first
-                 embedder=None,                 # for scorer='embedding'
+                 embedder=None,                 # for scorer='embedding' / 'hybrid'
+                 embed_desc:str="titles",       # internal nodes shown to the embeddings: 'titles' (`member_titles`, measured best) | 'summary'
+                 llm_docs:int|None=None,        # scorer='hybrid': slates of nodes covering at most this many documents go to the LLM; None = `[lattice] llm_docs`
                  token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = QUERY_TOKEN_BUDGET of the scorer (else no limit), 0 = no limit
                  seed:int=42, progress:bool=True,
                  config:LatticeSettings|None=None, # None = `get_settings().lattice`; variants by `dataclasses.replace`
@@ -245,10 +268,14 @@ class LatticeRetriever:
         self.num_leaf_calib = int(v["num_leaf_calib"])
         self.pl_tau, self.lambda_mse = float(v["pl_tau"]), lambda_mse
         self.calibration, self.seed, self.progress = calibration, seed, progress
+        scorer = lat.scorer if scorer is None else scorer
         scorer = DEFAULT_LLM_SCORER if scorer == "llm" else scorer
         if scorer == "listwise": self.scorer = LLMScorer(llm, relevance, reasoning, **scorer_kw)
         elif scorer == "pointwise": self.scorer = PointwiseScorer(llm, relevance, **scorer_kw)
-        elif scorer == "embedding": self.scorer = EmbeddingScorer(embedder, count_tokens=bool(token_budget))
+        elif scorer == "embedding": self.scorer = EmbeddingScorer(embedder, count_tokens=bool(token_budget), desc=embed_desc)
+        elif scorer == "hybrid":
+            nd = check_range(LatticeSettings, "llm_docs", lat.llm_docs if llm_docs is None else llm_docs, option=None if llm_docs is None else "llm_docs")
+            self.scorer = RoutedScorer(EmbeddingScorer(embedder, desc=embed_desc), PointwiseScorer(llm, relevance, **scorer_kw), nd)
         elif callable(scorer): self.scorer = scorer
         else: raise InputError(f"scorer must be one of {SCORERS}, 'llm' or a callable, got {scorer!r}", field="scorer")
         if token_budget is None: token_budget = QUERY_TOKEN_BUDGET.get(getattr(self.scorer, "name", None))
@@ -260,14 +287,17 @@ class LatticeRetriever:
         "The traversal settings and the deviations from the paper in words."
         dev = []
         sname = getattr(self.scorer, "name", type(self.scorer).__name__)
-        if sname not in ("listwise", "pointwise"): dev.append(f"scorer={sname}: nodes are scored without an LLM")
+        if sname == "hybrid": dev.append(f"scorer=hybrid: slates of nodes covering more than {self.scorer.llm_docs} documents are scored by MiniLM cosine "
+                                         f"on the nodes' {getattr(self.scorer.upper, 'desc', '?')} (no LLM), smaller ones by the LLM's P(yes) per item; "
+                                         "once the token budget is spent, by the embeddings alone")
+        elif sname not in ("listwise", "pointwise"): dev.append(f"scorer={sname}: nodes are scored without an LLM")
         if sname == "pointwise": dev.append("scorer=pointwise: one P(yes) call per slate item instead of the paper's one listwise call per slate")
         if not self.calibration: dev.append("calibration off (ablation: no reference nodes, no latent score model)")
         if self.alpha == 1.0: dev.append("path relevance off (ablation: α = 1 in the code's convention)")
-        if sname in ("listwise", "pointwise"): dev.append("no prompt watermark: LLM answers are cached and deterministic")
+        if sname in ("listwise", "pointwise", "hybrid"): dev.append("no prompt watermark: LLM answers are cached and deterministic")
         return {"scorer": sname, "beam": self.beam, "iterations": self.iterations, "alpha": self.alpha, "num_leaf_calib": self.num_leaf_calib,
                 "pl_tau": self.pl_tau, "lambda_mse": self.lambda_mse, "calibration": self.calibration, "token_budget": self.token_budget,
-                "seed": self.seed, "deviations": dev}
+                "seed": self.seed, **({"llm_docs": self.scorer.llm_docs} if sname == "hybrid" else {}), "deviations": dev}
 
     def search_query(self, query:str, excluded=()) -> LatticeSearch:
         "The finished `LatticeSearch` of one query (to inspect its trace, slates and scores)."
@@ -299,42 +329,78 @@ class LatticeRetriever:
 # %% ../../nbs/36_lattice.search.ipynb #f1e9dde6
 from ..retrieval import HybridRetriever
 
+FUSIONS = ("rrf", "z")   # weighted reciprocal-rank fusion | weighted sum of standard scores (P2's `zsum`)
+DEFAULT_FUSION = {"fusion": "rrf", "weights": None, "rrf_k": 60}   # LATTICE++ default (the paper's RRF); see p3_hybrid for the one chosen on development queries
+
+def fuse_runs(runs:list,          # runs {qid: {doc id: score}}, each ranked by its own scores
+              fusion:str="rrf",   # 'rrf' | 'z' (`FUSIONS`)
+              weights=None,       # one weight per run; None = all 1; a run of weight 0 adds no documents
+              rrf_k:float=60) -> dict:
+    "The weighted fusion, best first per query: 'rrf' Σ w/(rrf_k + rank) (`finrag.retrieval.rrf` of each run: a document a run lacks gets 0 from it) | 'z' Σ w·zscore over the query's pool (`finrag.hierarchical.rerank.fuse_pool`: a document a run lacks gets that run's lowest z)."
+    from finrag.retrieval import rrf
+    from finrag.hierarchical.rerank import fuse_pool
+    if fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
+    w = [1.0] * len(runs) if weights is None else [float(x) for x in weights]
+    if len(w) != len(runs): raise InputError(f"{len(w)} weights for {len(runs)} runs", field="weights")
+    used = [(wi, r) for wi, r in zip(w, runs) if wi]
+    if fusion == "rrf": used = [(wi, rrf([r], rrf_k)) for wi, r in used]
+    out = {}
+    for q in dict.fromkeys(q for r in runs for q in r):
+        if fusion == "rrf":
+            acc = {}
+            for wi, r in used:
+                for d, s in r.get(q, {}).items(): acc[d] = acc.get(d, 0.0) + wi * s
+        else:
+            pool = list(dict.fromkeys(d for _, r in used for d in r.get(q, {})))
+            acc = dict(zip(pool, fuse_pool([np.array([r.get(q, {}).get(d, np.nan) for d in pool]) for _, r in used], "z", [wi for wi, _ in used]).tolist()))
+        out[q] = dict(sorted(acc.items(), key=lambda x: -x[1]))
+    return out
+
 class LatticeFusion(HybridRetriever):
-    "LATTICE++: RRF of a `LatticeRetriever`'s leaf ranking with cheap retrievers (default BM25 + dense); LLM cost in `query_stats`."
+    "LATTICE++: weighted fusion (`fuse_runs`) of a `LatticeRetriever`'s leaf ranking with cheap retrievers (default BM25 + dense); LLM cost in `query_stats`."
     name = "lattice++"
     def __init__(self,
                  lattice:LatticeRetriever,
                  others:list,              # cheap retrievers (`Retriever` protocol), e.g. [BM25Retriever, DenseRetriever]
                  k:float=60,               # RRF constant
-                 depth:int|None=None):     # each run's depth; None = max(k_search, 100)
+                 depth:int|None=None,      # each run's depth; None = max(k_search, 100)
+                 fusion:str="rrf",         # 'rrf' | 'z' (`fuse_runs`)
+                 weights=None):            # one weight per run, LATTICE first; None = all 1
         super().__init__([lattice, *others], k, depth)
-        self.lattice, self.runs = lattice, {}
+        if fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
+        if weights is not None and len(weights) != len(self.retrievers):
+            raise InputError(f"{len(weights)} weights for {len(self.retrievers)} runs (LATTICE first)", field="weights")
+        self.lattice, self.runs, self.fusion, self.weights = lattice, {}, fusion, None if weights is None else [float(w) for w in weights]
 
     @classmethod
-    def from_corpus(cls, lattice:LatticeRetriever, corpus:dict, embedder=None, k:float=60) -> LatticeFusion:
+    def from_corpus(cls, lattice:LatticeRetriever, corpus:dict, embedder=None, k:float=60, fusion:str="rrf", weights=None) -> LatticeFusion:
         "LATTICE++ with BM25 and dense retrieval over `corpus`."
         from finrag.retrieval import BM25Retriever, DenseRetriever
-        return cls(lattice, [BM25Retriever(corpus), DenseRetriever(corpus, embedder)], k)
+        return cls(lattice, [BM25Retriever(corpus), DenseRetriever(corpus, embedder)], k, fusion=fusion, weights=weights)
 
     def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
         "The fused run, best `k` per query; the component runs in `.runs` (by retriever name)."
-        from finrag.retrieval import rrf
         depth = self.depth or max(k, 100)
         self.runs = {getattr(r, "name", str(j)): r.search(queries, k=depth, excluded=excluded) for j, r in enumerate(self.retrievers)}
-        fused = rrf(list(self.runs.values()), self.rrf_k)
+        fused = fuse_runs(list(self.runs.values()), self.fusion, self.weights, self.rrf_k)
         return {q: dict(list(fused.get(q, {}).items())[:k]) for q in queries}
 
     @property
     def query_stats(self) -> dict: return self.lattice.query_stats
     @property
-    def config(self) -> dict: return {**self.lattice.config, "fusion": f"rrf(k={self.rrf_k})", "with": [r.name for r in self.retrievers[1:]]}
+    def fusion_label(self) -> str:
+        "The fusion in words, e.g. 'rrf k=60' or 'z w=2,1,1'."
+        w = "" if self.weights is None else " w=" + ",".join(f"{x:g}" for x in self.weights)
+        return (f"rrf k={self.rrf_k:g}" if self.fusion == "rrf" else "z") + w
     @property
-    def label(self) -> str: return f"{self.name}({self.lattice.config['scorer']}, beam {self.lattice.beam}; rrf k={self.rrf_k:g} with {', '.join(self.config['with'])})"
+    def config(self) -> dict: return {**self.lattice.config, "fusion": self.fusion_label, "with": [r.name for r in self.retrievers[1:]]}
+    @property
+    def label(self) -> str: return f"{self.name}({self.lattice.config['scorer']}, beam {self.lattice.beam}; {self.fusion_label} with {', '.join(self.config['with'])})"
 
 # %% ../../nbs/36_lattice.search.ipynb #a06cfeed
 def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})
                       tree=None,     # a `SemanticTree` or the path of its JSON file (`finrag lattice build`)
-                      scorer="llm",  # llm (the paper's) | embedding (no LLM, a deviation)
+                      scorer=None,   # None = `[lattice] scorer`; llm (the paper's) | embedding (no LLM) | hybrid (deviations)
                       **kw           # `LatticeRetriever` options (beam, iterations, llm, token_budget, ...)
                      ) -> LatticeRetriever:
     "A `LatticeRetriever` over `tree`, checked against `corpus` (see above); `InputError` without a tree or for another corpus' tree."
@@ -354,15 +420,21 @@ from ..retrieval import register_method
 register_method("lattice", lattice_retriever, batch=1, doc="LATTICE search over a tree (--tree)")
 
 # %% ../../nbs/36_lattice.search.ipynb #4ca20e85
-def lattice_plus_retriever(corpus:dict, tree=None, scorer="llm",
-                           rrf_k:float=60,   # RRF constant of the fusion
+def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
+                           rrf_k:float|None=None, # RRF constant of the fusion; None = DEFAULT_FUSION's
                            embedder=None,    # the dense retriever's embedder; None = `get_embedder()`
                            others:list|None=None, # cheap retrievers already built over `corpus` (e.g. to share their index); None = BM25 + dense
+                           fusion:str|None=None,  # 'rrf' | 'z'; None = DEFAULT_FUSION's
+                           weights=None,     # (LATTICE, BM25, dense) weights; None = DEFAULT_FUSION's (with `fusion` None) or all 1
                            **kw) -> LatticeFusion:
     "LATTICE++ (`LatticeFusion`) over `tree`, checked against `corpus` like `lattice_retriever`; its `notes` are LATTICE's."
     lat = lattice_retriever(corpus, tree, scorer, **kw)
-    f = LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k) if others is None else LatticeFusion(lat, others, rrf_k)
+    d = DEFAULT_FUSION
+    rrf_k = d["rrf_k"] if rrf_k is None else rrf_k
+    if fusion is None: fusion, weights = d["fusion"], d["weights"] if weights is None else weights
+    f = (LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k, fusion, weights) if others is None
+         else LatticeFusion(lat, others, rrf_k, fusion=fusion, weights=weights))
     f.notes = lat.notes
     return f
 
-register_method("lattice++", lattice_plus_retriever, batch=1, doc="LATTICE++: RRF of LATTICE with BM25 and dense (--tree)")
+register_method("lattice++", lattice_plus_retriever, batch=1, doc="LATTICE++: fusion of LATTICE with BM25 and dense (--tree)")
