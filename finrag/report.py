@@ -63,9 +63,6 @@ def format_footer(r) -> str:
                      (f"; NOT IN THE CONTEXT: {', '.join(bad)}" if bad else "") +
                      f" | {m['model']}: {m['prompt_tokens']} prompt + {m['completion_tokens']} answer tokens in {m['latency_s']:.1f} s" +
                      (" (cached)" if m.get("cached") else "") + (" | EMPTY ANSWER" if m.get("empty") else ""))
-        if m.get("verification"):
-            from finrag.graphrag.rag import citation_summary
-            lines.append(citation_summary(m["verification"]))
     lines.append("ms: " + ", ".join(f"{k} {1000*v:.1f}" for k, v in r.timings.items()))
     return printable("\n".join(lines))
 

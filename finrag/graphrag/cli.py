@@ -89,6 +89,12 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
     if problems: raise typer.Exit(1)
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c0f8a894
+def _footer(r) -> str:
+    "`format_footer(r)` and, when the answer's citations were checked, their summary (`citation_summary`)."
+    from finrag.graphrag.rag import citation_summary
+    v = (r.llm or {}).get("verification")
+    return format_footer(r) + ("\n" + printable(citation_summary(v)) if v else "")
+
 def _stream_answer(rag, r, verify:bool=True):
     "Answer `r`, printing the model, the time estimate and the answer as it is written; with `verify`, check each sentence's citation (`verify_citations`)."
     from finrag.graphrag.rag import answer, build_prompt, prompt_tokens_estimate
@@ -122,7 +128,7 @@ def ask(question:str=typer.Argument(..., help="The question."),
             typer.echo(printable(r.to_json(indent=1))); return
         typer.echo(format_contexts(r))
         if not no_llm: _stream_answer(rag, r, verify=not no_verify)
-        typer.echo(format_footer(r))
+        typer.echo(_footer(r))
     finally: rag.store.close()
 
 # %% ../../nbs/19_graphrag.cli.ipynb #9ef91f5b
@@ -164,7 +170,7 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
             for r in (v, g):
                 typer.echo(format_contexts(r, show_text=90))
                 if not no_llm: _stream_answer(rag, r, verify=not no_verify); models.add(r.llm["model"])
-                typer.echo(format_footer(r))
+                typer.echo(_footer(r))
     finally: rag.store.close()
     if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")
     typer.echo("\nNext: the method is narrated in nbs/13_graphrag.ingest.ipynb and nbs/15_graphrag.rag.ipynb. On real news:\n"
