@@ -305,8 +305,11 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
             items = list(enumerate(questions))
             size = max(1, math.ceil(len(items) / (4 * (scale["workers"] or 2))))
             shards = [items[j:j + size] for j in range(0, len(items), size)]
-            jobs = [dict(items=s, modes=modes, llm_modes=llm_modes, answered=answered, done_rows={k: v for k, v in done_rows.items() if k[0] in {q.id for _, q in s}},
-                         use_llm=use_llm, max_tokens=max_tokens, verify=verify) for s in shards]
+            def job(s):
+                mine = {q.id for _, q in s}
+                return dict(items=s, modes=modes, llm_modes=llm_modes, answered=answered, use_llm=use_llm, max_tokens=max_tokens,
+                            verify=verify, done_rows={k: v for k, v in done_rows.items() if k[0] in mine})
+            jobs = [job(s) for s in shards]
             setup = partial(_ray_setup, str(Path(st.path).resolve()), scale["tau"], scale["graph_options"], paper is not None, use_llm)
             bar = None
             if progress:
