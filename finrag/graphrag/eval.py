@@ -8,7 +8,7 @@ import json, math, time
 from collections import Counter, defaultdict
 from pathlib import Path
 import numpy as np
-from ..core import InputError, LLMError
+from ..core import InputError
 from .questions import Question, QuestionSet
 from .ragas_adapter import RAGAS_LLM_METRICS, RAGAS_OFFLINE_METRICS, ragas_score
 from ..stats import STRATA, summarise, compare_modes, latency_table
