@@ -560,9 +560,11 @@ def chat_many(llm,                       # an `LLMClient`, or any object with it
               desc:str="LLM calls"
              ) -> list:
     """`llm.chat(**r)` for each request on up to `concurrency` threads, in order: an `LLMResponse`, or the `FinragError`
-    that request raised. A request equal to an earlier one in the list is not sent: it gets that response as a cache hit."""
+    that request raised. A request equal to an earlier one in the list is not sent: it gets that response as a cache hit
+    (except a request with `cache=False` or `on_token`)."""
     reqs = [r if isinstance(r, dict) else {"messages": r} for r in requests]
-    keys = [json.dumps(r, sort_keys=True, default=repr) for r in reqs]
+    keys = [str(j) if r.get("cache") is False or r.get("on_token") is not None else json.dumps(r, sort_keys=True, default=repr)
+            for j, r in enumerate(reqs)]                                  # uncached and streamed requests are always sent
     first = {}
     for j, k in enumerate(keys): first.setdefault(k, j)
     uniq = [j for j, k in enumerate(keys) if first[k] == j]
