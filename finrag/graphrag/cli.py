@@ -205,6 +205,7 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   floor:float=typer.Option(0.9, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1]."),
                   network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
                   article_expand:int=typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: GraphRAG's)."),
+                  lexical:float=typer.Option(None, help="Budgeted graph: candidates ranked by cosine + this × BM25 share (lexical_fusion; 0 = dense only; default: [graphrag] lexical)."),
                   json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON."),
                   engine:str=typer.Option("local", help="local | ray: the questions spread over Ray actors, each with the store and its own LLM client (pip install \"finrag[ray]\"); the same rows and statistics."),
                   address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
@@ -222,7 +223,9 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
     if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
     if article_expand is not None and article_expand < 0: raise InputError(f"--article-expand {article_expand!r} must be >= 0", field="--article-expand")
-    opts = dict(diversity=diversity, floor=floor, network_reserve=network_reserve) | ({} if article_expand is None else dict(article_expand=article_expand))
+    if lexical is not None and lexical < 0: raise InputError(f"--lexical {lexical!r} must be >= 0", field="--lexical")
+    opts = dict(diversity=diversity, floor=floor, network_reserve=network_reserve) | ({} if article_expand is None else dict(article_expand=article_expand)) \
+        | ({} if lexical is None else dict(lexical=lexical))
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,
                           graph_options=opts, engine=engine, address=address, workers=workers)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))
