@@ -9,7 +9,10 @@ companies' evidence (`GraphRAG(network_reserve=)`), both for open questions only
 expansion (`GraphRAG(article_expand=)`: chunks of the top article naming companies the top chunk does not, for
 questions with an `OPEN_CUES` cue; `article_expansion`) and the lexical fusion (`GraphRAG(lexical=)`: every candidate
 ranked by cosine + w × BM25 share, `lexical_fusion`) — are chosen on one
-half of each set (question ids, seeded) and reported on the other half, per stratum and per τ in `[graphrag] tau_grid`;
+half of each set (question ids, seeded) and reported on the other half, per stratum and per τ in `[graphrag] tau_grid`,
+against vector at the graph's budget (`vector@graph`), vector top-k and, as the lexical ablation, vector ranked by the
+same fusion at the graph's budget (`hybrid@graph`); 'default' is `[graphrag]` as configured, 'dense' the budgeted graph
+before issue 27 (no fill, no expansion, no fusion);
 every evaluation goes through `finrag.graphrag.eval.evaluate_graphrag` (the one evaluation loop). Means with
 percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the paired differences.
 """
@@ -26,7 +29,7 @@ from finrag.graphrag.rag import GraphRAG
 from finrag import stats as S
 
 METRICS = ("context_entity_recall", "support_recall")
-MODES = ("vector", "graph", "vector@graph")
+MODES = ("vector", "graph", "vector@graph", "hybrid@graph")   # hybrid@graph: the lexical ablation (`EXTRA_SYSTEMS`)
 # the lexical weight × the structures that mattered in the 32-configuration grid without it (results/p1_cross_entity.json
 # at 8aeef41: no reserve helped; article expansion 1-2 and the diverse fill 0.5/0.9 did) — 15 configurations, one run <= 10 min
 GRID = [dict(diversity=d, floor=0.9, network_reserve=0, article_expand=a, lexical=w) for w in (0.0, 0.25, 0.5, 1.0)
@@ -77,7 +80,7 @@ def report(rows, opts_name, tau, set_name, half):
     out = []
     for stratum in ("all", "direct", "relational"):
         for m in METRICS:
-            for b in ("vector@graph", "vector"):
+            for b in ("vector@graph", "vector", "hybrid@graph"):
                 c = compare(rows, stratum, m, b=b)
                 if c: out.append(dict(set=set_name, half=half, config=opts_name, tau=tau, stratum=stratum, metric=m, baseline=b, **c))
     net = [r["n_network"] for r in rows if r["mode"] == "graph"]
@@ -153,7 +156,9 @@ def main():
         print("diagnosis", name, diagnosis[name]["summary"], flush=True)
     # 2. report on the other halves (and on all questions), default vs chosen, per τ
     results, network = [], []
-    configs = {"default": {}, "chosen": chosen, "lexical": dict(lexical=chosen["lexical"] or 0.5), "article1": dict(article_expand=1)}
+    off = dict(diversity=0.0, floor=0.9, network_reserve=0, article_expand=0, lexical=0.0)      # the budgeted graph before issue 27
+    configs = {"default": {}, "dense": off, "chosen": chosen, "lexical": off | dict(lexical=chosen["lexical"] or 0.5),
+               "article1": off | dict(article_expand=1)}
     for tau in [G.tau] + [t for t in G.tau_grid if t != G.tau]:
         for k, (_, rep) in split.items():
             for name, opts in configs.items():
@@ -175,8 +180,8 @@ def main():
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=1, allow_nan=True) + "\n", encoding="utf-8")
     for r in results:
-        if r["half"] == "report" and r["stratum"] == "relational" and r["baseline"] == "vector@graph":
-            print(f"{r['set']:8} τ={r['tau']} {r['config']:8} {r['metric']:22} n={r['n']} graph {r['mean_graph']:.3f} vs {r['mean_vector']:.3f}"
+        if r["half"] == "report" and r["stratum"] == "relational" and (r["baseline"] == "vector@graph" or (r["baseline"] == "hybrid@graph" and r["tau"] == G.tau)):
+            print(f"{r['set']:8} τ={r['tau']} {r['config']:8} {r['metric']:22} n={r['n']} graph {r['mean_graph']:.3f} vs {r['baseline']} {r['mean_vector']:.3f}"
                   f" Δ {r['diff']:+.3f} [{r['ci_diff'][0]:+.3f}, {r['ci_diff'][1]:+.3f}] p={r['p']:.3g}")
     print("target met (report half, relational, default τ):", done, f"({res['seconds']} s)")
     return 0

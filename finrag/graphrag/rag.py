@@ -180,11 +180,11 @@ class GraphRAG:
                  embedder=None, llm=None,
                  graph_mode:str|None=None,     # 'paper' | 'budget'; None = `[graphrag] graph_mode`
                  budget_chunks:int|None=None, budget_tokens:int|None=None, ner=None,
-                 diversity:float=0.0,          # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off
-                 floor:float=0.9,              # ... among chunks within this share of the best score
+                 diversity:float|None=None,    # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off; None = `[graphrag] diversity`
+                 floor:float|None=None,        # ... among chunks within this share of the best score; None = `[graphrag] floor`
                  open_pool:int=20,             # ... over this many vector candidates instead of k
                  network_reserve:int=0,        # budget mode, open questions: slots kept for connected companies' evidence
-                 article_expand:int=0,         # budget mode, questions with an `OPEN_CUES` cue: sibling chunks of the top article naming new companies (`article_expansion`)
+                 article_expand:int|None=None, # budget mode, questions with an `OPEN_CUES` cue: sibling chunks of the top article naming new companies (`article_expansion`); None = `[graphrag] article_expand`
                  lexical:float|None=None):     # budget mode: candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`); None = `[graphrag] lexical`, 0 = dense only
         S = get_settings().graphrag
         self.store = store if isinstance(store, NewsStore) else NewsStore(store)
@@ -196,10 +196,11 @@ class GraphRAG:
         if self.graph_mode not in GRAPH_MODES: raise FinragError(f"unknown graph_mode {self.graph_mode!r}: use one of {GRAPH_MODES}")
         self.budget_chunks, self.budget_tokens = budget_chunks or S.budget_chunks, budget_tokens or S.budget_tokens
         self._embedder, self._llm, self._ner = embedder, llm, ner
-        self.diversity, self.floor, self.open_pool = float(diversity), float(floor), int(open_pool)
-        self.network_reserve, self.article_expand = int(network_reserve), int(article_expand)
+        pick = lambda v, key: getattr(S, key) if v is None else v
+        self.diversity, self.floor, self.open_pool = float(pick(diversity, "diversity")), float(pick(floor, "floor")), int(open_pool)
+        self.network_reserve, self.article_expand = int(network_reserve), int(pick(article_expand, "article_expand"))
         if self.article_expand < 0: raise FinragError(f"article_expand={article_expand!r} must be >= 0")
-        self.lexical = float(getattr(S, "lexical", 0.0) if lexical is None else lexical)
+        self.lexical = float(pick(lexical, "lexical"))
         if self.lexical < 0: raise FinragError(f"lexical={lexical!r} must be >= 0")
         self._row = self.store.ids
         if not self.store.rows: raise FinragError(f"{self.store.path}: the store holds no chunks; ingest news first")
@@ -253,7 +254,8 @@ class GraphRAG:
                            r["pos"], r["neg"], r["neu"], r["intensity"], via, r.get("doc_id"))
 
     def retrieve(self, question:str, mode:str="graph", tau:float|None=None,
-                 budget:tuple|None=None       # vector mode: (chunks, tokens) instead of top-k, e.g. another result's `budget_of`
+                 budget:tuple|None=None,      # vector mode: (chunks, tokens) instead of top-k, e.g. another result's `budget_of`
+                 lexical:float=0.0            # vector mode: > 0 ranks by `lexical_fusion` (a hybrid baseline for ablations); 0 = cosine (FAISS)
                 ) -> RAGResult:
         "Retrieve the context for `question` in `mode` 'vector', 'graph' or 'auto' (routed; `res.route` says where and why). No LLM."
         if not question or not question.strip(): raise FinragError("the question is empty")
@@ -269,8 +271,12 @@ class GraphRAG:
         if mode == "graph" and self.graph_mode == "budget": self._budget_graph(q, question, res, tau, t, route)
         else:
             n = self.k if budget is None else int(budget[0])
+            m = min(max(n, 1) if budget is None else 4*max(n, 1), len(self.store.rows))
             with t("vector_search"):
-                D, I = self.store.index.search(q[None, :], min(max(n, 1) if budget is None else 4*max(n, 1), len(self.store.rows)))
+                if lexical > 0 and mode == "vector":
+                    f = lexical_fusion(self.store.embeddings @ q, self.lexical_scores(question), lexical)
+                    I = np.argsort(-f, kind="stable")[None, :m]; D = f[I]
+                else: D, I = self.store.index.search(q[None, :], m)
             cands = [self._item(int(i), d, "seed") for d, i in zip(D[0], I[0]) if i >= 0]
             res.contexts = cands[:n] if budget is None else fill_budget(cands, n, budget[1])
             if mode == "graph": self._hop(q, res, tau, t)
