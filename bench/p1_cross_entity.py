@@ -150,13 +150,13 @@ def main():
     print("chosen", chosen, flush=True)
     # 1b. the diagnosis, on the hand-written choosing half only: dense graph (lexical 0) and the chosen graph
     diagnosis = {}
-    for name, opts in (("dense", dict(lexical=0.0)), ("chosen", chosen)):
+    off = dict(diversity=0.0, floor=0.9, network_reserve=0, article_expand=0, lexical=0.0)      # the budgeted graph before issue 27
+    for name, opts in (("dense", off), ("chosen", chosen)):
         rows = run(st, split["hand"][0], G.tau, opts)
         diagnosis[name] = diagnose(st, split["hand"][0], rows, GraphRAG(st, lexical=0.0))
         print("diagnosis", name, diagnosis[name]["summary"], flush=True)
     # 2. report on the other halves (and on all questions), default vs chosen, per τ
     results, network = [], []
-    off = dict(diversity=0.0, floor=0.9, network_reserve=0, article_expand=0, lexical=0.0)      # the budgeted graph before issue 27
     configs = {"default": {}, "dense": off, "chosen": chosen, "lexical": off | dict(lexical=chosen["lexical"] or 0.5),
                "article1": off | dict(article_expand=1)}
     for tau in [G.tau] + [t for t in G.tau_grid if t != G.tau]:

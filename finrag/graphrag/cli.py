@@ -160,7 +160,7 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     store = store or get_settings().cache_dir/"demo-store"
     rep = _ingest(sample_news_path(), store)
     typer.echo(f"store {store}: {rep.summary()}")
-    rag, t0, models = GraphRAG(store, tau=tau, network_reserve=DEMO_NETWORK_RESERVE), time.perf_counter(), set()
+    rag, t0, models = GraphRAG(store, tau=tau, network_reserve=DEMO_NETWORK_RESERVE, diversity=0.0, article_expand=0, lexical=0.0), time.perf_counter(), set()
     typer.echo(f"graph mode: the budget ({rag.budget_chunks} chunks) keeps {DEMO_NETWORK_RESERVE} slot for evidence about a company "
                f"connected by an INFLUENCES edge above τ = {rag.tau} that the vector top-{rag.k} does not name")
     try:
