@@ -78,6 +78,10 @@ class GraphRAGSettings:
     budget_tokens: int = valid(1, what=">= 1 token")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
     dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
     boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
+    diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (issue 27; `budget_select`)
+    floor: float = valid(**_UNIT, what="in [0, 1]")                          # ... among chunks within this share of the best score
+    article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
+    lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
 
 # %% ../nbs/01_config.ipynb #80fd290c
 @dataclass(frozen=True)
