@@ -301,6 +301,7 @@ def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge
         llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=1, cache=False)   # warm-up: load the model now
     answered = (set(llm_n) if isinstance(llm_n, (list, tuple, set)) else _stratified_head(questions, llm_n)) if use_llm else set()
     done_rows = _read_checkpoint(checkpoint)
+    if checkpoint: Path(checkpoint).parent.mkdir(parents=True, exist_ok=True)     # a new run folder is made, not a traceback
     ck = open(checkpoint, "a", encoding="utf-8") if checkpoint else None
     rows, results, t0 = [], {}, time.perf_counter()
     n_llm, i_llm = len(answered) * len(llm_modes), 0
