@@ -51,6 +51,11 @@ class BM25Scorer:
         pool = {str(i): {"title": "", "text": t or ""} for i, t in enumerate(docs)}
         return BM25Retriever(pool, **self.kw).scores(query)
 
+    def heldout(self, changed:dict) -> "BM25Scorer":
+        "A BM25 scorer re-indexed on its corpus with the documents of `changed` (id -> {'title', 'text'}) replaced (pseudo-queries, `pseudo_accuracy`)."
+        if self.retriever is None: raise InputError("heldout needs a BM25Scorer built on a corpus", field="scorers")
+        return BM25Scorer({d: changed.get(d, v) for d, v in self.corpus.items()}, **self.kw)
+
 # %% ../../nbs/24_hierarchical.rerank.ipynb #c827160d
 class BiEncoderScorer:
     "Cosine similarity of bi-encoder embeddings (`finrag.models.Embedder`); corpus vectors from the disk cache."
@@ -80,6 +85,15 @@ class BiEncoderScorer:
         "(len(docs),) float32 cosines in [-1, 1]."
         if not len(docs): return np.zeros(0, dtype=np.float32)
         return self.doc_vectors(list(docs), ids) @ self.embedder.encode([query])[0]
+
+    def heldout(self, changed:dict) -> "BiEncoderScorer":
+        "A copy whose corpus vectors of the documents in `changed` are re-encoded from their new text, the others unchanged (pseudo-queries, `pseudo_accuracy`)."
+        import copy
+        if self.vectors is None: raise InputError("heldout needs a BiEncoderScorer built on a corpus", field="scorers")
+        new = copy.copy(self); new.vectors, new._memo = self.vectors.copy(), {}
+        ch = [d for d in changed if d in self.pos]
+        if ch: new.vectors[[self.pos[d] for d in ch]] = self.embedder.encode([doc_text(changed[d]) for d in ch])
+        return new
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #2d25557a
 class SpladeScorer:
@@ -240,22 +254,6 @@ def _corpus_ids(scorer) -> list:
     if getattr(scorer, "retriever", None) is not None: return list(scorer.retriever.ids)
     if getattr(scorer, "pos", None): return list(scorer.pos)
     raise InputError(f"{getattr(scorer, 'name', scorer)!r} was not built on a corpus (pseudo-queries need one)", field="scorers")
-
-@patch
-def heldout(self:BM25Scorer, changed:dict) -> BM25Scorer:
-    "A BM25 scorer re-indexed on its corpus with the documents of `changed` (id -> {'title', 'text'}) replaced."
-    if self.retriever is None: raise InputError("heldout needs a BM25Scorer built on a corpus", field="scorers")
-    return BM25Scorer({d: changed.get(d, v) for d, v in self.corpus.items()}, **self.kw)
-
-@patch
-def heldout(self:BiEncoderScorer, changed:dict) -> BiEncoderScorer:
-    "A copy whose corpus vectors of the documents in `changed` are re-encoded from their new text (the others unchanged)."
-    import copy
-    if self.vectors is None: raise InputError("heldout needs a BiEncoderScorer built on a corpus", field="scorers")
-    new = copy.copy(self); new.vectors, new._memo = self.vectors.copy(), {}
-    ch = [d for d in changed if d in self.pos]
-    if ch: new.vectors[[self.pos[d] for d in ch]] = self.embedder.encode([doc_text(changed[d]) for d in ch])
-    return new
 
 def pseudo_accuracy(scorers:list,            # member scorers built on the corpus (`BM25Scorer`, `BiEncoderScorer`)
                     rounds:list,             # `pseudo_queries(raw corpus)`
