@@ -6,7 +6,7 @@
 from __future__ import annotations
 import email.utils, json, os, re, shutil, socket, sqlite3, threading, time, warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass, asdict, replace
 from fastcore.basics import patch
 from pathlib import Path
 import diskcache, httpcore2, httpx2, openai, tenacity
@@ -559,8 +559,20 @@ def chat_many(llm,                       # an `LLMClient`, or any object with it
               progress:bool=False,       # a tqdm bar over the requests
               desc:str="LLM calls"
              ) -> list:
-    "`llm.chat(**r)` for each request on up to `concurrency` threads, in order: an `LLMResponse`, or the `FinragError` that request raised."
+    """`llm.chat(**r)` for each request on up to `concurrency` threads, in order: an `LLMResponse`, or the `FinragError`
+    that request raised. A request equal to an earlier one in the list is not sent: it gets that response as a cache hit
+    (except a request with `cache=False` or `on_token`)."""
     reqs = [r if isinstance(r, dict) else {"messages": r} for r in requests]
+    keys = [str(j) if r.get("cache") is False or r.get("on_token") is not None else json.dumps(r, sort_keys=True, default=repr)
+            for j, r in enumerate(reqs)]                                  # uncached and streamed requests are always sent
+    first = {}
+    for j, k in enumerate(keys): first.setdefault(k, j)
+    uniq = [j for j, k in enumerate(keys) if first[k] == j]
+    if len(uniq) < len(reqs):
+        got = dict(zip(uniq, chat_many(llm, [reqs[j] for j in uniq], concurrency, progress, desc)))
+        def repeat(r):
+            return replace(r, cached=True, latency_s=0.0, first_token_s=None) if isinstance(r, LLMResponse) else r
+        return [got[j] if first[k] == j else repeat(got[first[k]]) for j, k in enumerate(keys)]
     if concurrency is None: concurrency = get_settings().models.llm_slots if isinstance(llm, LLMClient) else 1
     n = int(concurrency)
     if n < 1: raise InputError(f"concurrency must be >= 1, got {n}", field="concurrency")

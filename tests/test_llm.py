@@ -347,6 +347,47 @@ def test_map_bounds_concurrency_keeps_order_isolates_failures_and_hits_the_cache
         assert fake.n_requests == n + 2 and c.stats.cache_hits == 12            # only the failed one went out again
 
 
+def test_lattice_slates_of_a_step_go_out_together_in_order_and_a_refused_one_fails_alone(tmp_path):
+    "LATTICE's listwise scorer: the beam's slates through `chat_many` (2 at once), results in slate order, a 400 fails only its slate, a rerun is all cache hits."
+    from finrag.lattice.scorers import LLMScorer
+    def reply(body, n):
+        u = body["messages"][-1]["content"]
+        if "BAD" in u: return Reply(400, {"error": {"message": "prompt too long"}})
+        cands = re.findall(r"^\[(\d+)\]\. (.*)$", u, re.M)        # candidates are listed as "[0]. text"
+        scores = [[int(i), 90 if "apple" in t else 10] for i, t in cands]
+        return Reply(body=completion(json.dumps({"reasoning": "r", "ranking": [s[0] for s in sorted(scores, key=lambda s: -s[1])], "relevance_scores": scores})), delay_s=0.2)
+    slates = [(["apple0 pie", "pear"], True), (["BAD", "x"], True), (["kiwi", "apple1 tart"], True), (["fig", "apple0 jam"], False)]
+    with FakeLLMServer(reply) as fake:
+        c = client(fake.url, cache_dir=tmp_path / "llm", max_retries=0)
+        sc = LLMScorer(c, reasoning=True)
+        out = sc.score_many("apples", slates)
+        assert fake.max_concurrent == 2                              # [models] llm_slots
+        assert [o.failed for o in out] == [False, True, False, False]
+        assert [o.scores for o in out if not o.failed] == [[0.9, 0.1], [0.1, 0.9], [0.1, 0.9]]   # each slate's own scores, in order
+        n = fake.n_requests
+        assert n == 3 + 3                                            # the refused slate was tried in each of the client's 3 JSON forms
+        again = sc.score_many("apples", slates)
+        assert [o.scores for o in again] == [o.scores for o in out] and fake.n_requests == n + 3    # only the refused slate went out again
+        assert sum(o.cache_hits for o in again) == 3
+
+
+def test_p1_answers_go_out_together_and_a_failure_keeps_the_others(tmp_path):
+    "P1's `answer_many` (the evaluation's answers): bounded concurrency, order kept, one failed call returned in its place."
+    from finrag.graphrag.rag import RAGResult, ContextItem, answer_many
+    def reply(body, n):
+        u = body["messages"][-1]["content"]
+        q = re.search(r"Question: (.*)", u).group(1)
+        if "crash" in q: return Reply(500, {"error": {"message": "boom"}})
+        return Reply(body=completion(f"{q} [{re.search(r'NEWS id=([0-9a-f]+)', u).group(1)}]"), delay_s=0.2)
+    rs = [RAGResult(f"q{i} crash?" if i == 2 else f"q{i}?", "vector", contexts=[ContextItem(f"{i:04d}aaaabbbbcccc", "text", [], 0.5, "seed")]) for i in range(6)]
+    with FakeLLMServer(reply) as fake:
+        errs = answer_many(None, rs, client(fake.url, max_retries=0), concurrency=3)
+        assert fake.max_concurrent == 3
+    assert [e is None for e in errs] == [True, True, False, True, True, True] and isinstance(errs[2], LLMError)
+    assert [r.answer for r in rs] == [None if i == 2 else f"q{i}? [{i:04d}aaaa]" for i in range(6)]
+    assert all(r.llm["citations"]["cited"] == [f"{i:04d}aaaabbbbcccc"] for i, r in enumerate(rs) if i != 2)
+
+
 def test_bench_auc_and_the_help_that_names_the_idle_runs(capsys):
     "bench/llm.py's AUC (ties count half; NaN without both labels) and its --help naming the commands the lead runs."
     import importlib.util

@@ -8,7 +8,7 @@ import json, math, time
 from collections import Counter, defaultdict
 from pathlib import Path
 import numpy as np
-from ..core import InputError, LLMError
+from ..core import InputError
 from .questions import Question, QuestionSet
 from .ragas_adapter import RAGAS_LLM_METRICS, RAGAS_OFFLINE_METRICS, ragas_score
 from ..stats import STRATA, summarise, compare_modes, latency_table
@@ -189,7 +189,7 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     (read-only, beside the others) and its own default LLM client (`get_llm()`: set FINRAG_LLM_BASE_URL to share one
     endpoint's capacity); rows, checkpoint, RAGAS and statistics stay in this process, so the result is the same as the
     local engine's. `InputError` for an `llm` object with engine 'ray' (a client cannot be shipped to the workers)."""
-    from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.graphrag.rag import GraphRAG, answer_many
     from finrag.graphrag.ingest import NewsStore
     if not questions: raise InputError("no questions to evaluate", field="questions")
     if ragas not in (False, True, "offline"): raise InputError(f"ragas={ragas!r}: use False, 'offline' or True", field="ragas")
@@ -204,7 +204,7 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     try:
         rag = GraphRAG(st, tau=tau, **(graph_options or {}))
         paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if "paper" in " ".join(modes) else None
-        return _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
+        return _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
                          ragas_timeout, tuple(modes), tuple(m for m in llm_modes if m in modes), n_bootstrap, seed, max_tokens,
                          checkpoint, progress, dict(engine=engine, address=address, workers=workers, tau=tau, graph_options=graph_options),
                          verify, verify_judge)
@@ -212,52 +212,64 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
         if st is not store: st.close()
 
 # %% ../../nbs/18_graphrag.eval.ipynb #a2aaecf8
-def _question_rows(rag, paper, answer, llm, q, i:int, modes, llm_modes, answered:set, done_rows:dict, use_llm:bool,
-                   max_tokens:int, verify:bool=False, verify_judge=None) -> list[tuple]:
-    "One question in every mode: [(row, RAGResult, fresh)], `fresh` False for a row taken from the checkpoint."
+def _question_rows(rag, paper, answer_many, llm, items:list, modes, llm_modes, answered:set, done_rows:dict, use_llm:bool,
+                   max_tokens:int, verify:bool=False, verify_judge=None) -> list[list[tuple]]:
+    """Questions `items` [(index, question)] in every mode: per question [(row, RAGResult, fresh)], `fresh` False for a
+    row taken from the checkpoint. The retrievals run first; then every answer still missing is asked in one
+    `answer_many` call (the batch API: `[models] llm_slots` at once, a repeated prompt once)."""
     from finrag.graphrag.rag import budget_of
-    order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
-    done, mine, out = {}, {}, []
-    for mode in order:
-        res = done[mode] if mode in done else _retrieve(rag, paper, q.question, mode, done)
-        done[mode] = res
-        talk = q.id in answered and mode in llm_modes
-        prev = done_rows.get((q.id, mode))
-        if prev is not None and (prev.get("answer") is not None or not talk):      # failed answers are asked again
-            res.answer = prev.get("answer"); out.append((prev, res, False)); mine[mode] = prev; continue
-        ret = dict(context_entities=res.entities, chunk_ids=res.chunk_ids, n_contexts=len(res.contexts),
-                   context_tokens=budget_of(res)[1], n_network=sum(c.role == "network" for c in res.contexts),
-                   n_neighbours=len(res.neighbours), context_entity_recall=context_entity_recall(q.entities, res),
-                   support_recall=support_recall(q.support_ids, res),
-                   route=(res.route or {}).get("mode"), route_why=(res.route or {}).get("why"))
-        err = None
-        if talk:
-            try: answer(rag, res, llm=llm, max_tokens=max_tokens, verify=verify, judge=verify_judge)
-            except LLMError as e: err = str(e)[:300]
-        tm, info = dict(res.timings), res.llm or {}
-        ret_s = sum(v for k, v in tm.items() if k != "llm")
-        lat = (None if err or info.get("cached") else ret_s + tm.get("llm", 0.0)) if talk else (None if use_llm else ret_s)
-        reused = False
-        if talk and mode == "auto" and info.get("cached") and res.mode in mine and mine[res.mode].get("llm_s") is not None \
-                and mine[res.mode].get("chunk_ids") == res.chunk_ids:
-            lat, reused = ret_s + mine[res.mode]["llm_s"], True      # the routed mode's answer: same prompt, same generation
-        row = dict(question_id=q.id, type=q.type, mode=mode, question=q.question, expected=q.entities, **ret,
-                   answered=talk, prompt_contexts=len(res.contexts), dropped_contexts=info.get("dropped_contexts", 0),
-                   answer=res.answer, llm_error=err, cached=bool(info.get("cached")), llm_reused=reused,
-                   prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
-                   retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
-                   latency_s=lat)
-        if verify:
-            vf = info.get("verification") or {}
-            row.update(copy_rate=copy_rate(res.answer, res) if res.answer else float("nan"),
-                       supported_before=vf.get("supported_before", float("nan")), supported_after=vf.get("supported_after", float("nan")),
-                       verification={k: vf[k] for k in ("n_sentences", "supported", "reattributed", "unsupported", "abstains", "non_id", "calls", "sentences", "revised")} if vf else None)
-        out.append((row, res, True)); mine[mode] = row
-    return out
+    plans, pending = [], []
+    for i, q in items:
+        order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
+        done, plan = {}, []
+        for mode in order:
+            res = done[mode] if mode in done else _retrieve(rag, paper, q.question, mode, done)
+            done[mode] = res
+            talk = q.id in answered and mode in llm_modes
+            prev = done_rows.get((q.id, mode))
+            if prev is not None and (prev.get("answer") is not None or not talk):      # failed answers are asked again
+                res.answer = prev.get("answer"); plan.append((mode, res, prev, talk)); continue
+            plan.append((mode, res, None, talk))
+            if talk: pending.append(res)
+        plans.append((q, plan))
+    errs = dict(zip(map(id, pending), answer_many(rag, pending, llm=llm, max_tokens=max_tokens, verify=verify, judge=verify_judge))) if pending else {}
+    outs = []
+    for q, plan in plans:
+        mine, out = {}, []
+        for mode, res, prev, talk in plan:
+            if prev is not None: out.append((prev, res, False)); mine[mode] = prev; continue
+            ret = dict(context_entities=res.entities, chunk_ids=res.chunk_ids, n_contexts=len(res.contexts),
+                       context_tokens=budget_of(res)[1], n_network=sum(c.role == "network" for c in res.contexts),
+                       n_neighbours=len(res.neighbours), context_entity_recall=context_entity_recall(q.entities, res),
+                       support_recall=support_recall(q.support_ids, res),
+                       route=(res.route or {}).get("mode"), route_why=(res.route or {}).get("why"))
+            e = errs.get(id(res)) if talk else None
+            err = str(e)[:300] if e is not None else None
+            tm, info = dict(res.timings), res.llm or {}
+            ret_s = sum(v for k, v in tm.items() if k not in ("llm", "verify"))
+            lat = (None if err or info.get("cached") else ret_s + tm.get("llm", 0.0)) if talk else (None if use_llm else ret_s)
+            reused = False
+            if talk and mode == "auto" and info.get("cached") and res.mode in mine and mine[res.mode].get("llm_s") is not None \
+                    and mine[res.mode].get("chunk_ids") == res.chunk_ids:
+                lat, reused = ret_s + mine[res.mode]["llm_s"], True      # the routed mode's answer: same prompt, same generation
+            row = dict(question_id=q.id, type=q.type, mode=mode, question=q.question, expected=q.entities, **ret,
+                       answered=talk, prompt_contexts=len(res.contexts), dropped_contexts=info.get("dropped_contexts", 0),
+                       answer=res.answer, llm_error=err, cached=bool(info.get("cached")), llm_reused=reused,
+                       prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
+                       retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
+                       latency_s=lat)
+            if verify:
+                vf = info.get("verification") or {}
+                row.update(copy_rate=copy_rate(res.answer, res) if res.answer else float("nan"),
+                           supported_before=vf.get("supported_before", float("nan")), supported_after=vf.get("supported_after", float("nan")),
+                           verification={k: vf[k] for k in ("n_sentences", "supported", "reattributed", "unsupported", "abstains", "non_id", "calls", "sentences", "revised")} if vf else None)
+            out.append((row, res, True)); mine[mode] = row
+        outs.append(out)
+    return outs
 
 def _ray_setup(store_path:str, tau, graph_options, want_paper:bool, use_llm:bool):
     "A Ray worker's state: the store (read-only), the budgeted and paper graphs, the answer function and its LLM client."
-    from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.graphrag.rag import GraphRAG, answer_many
     from finrag.graphrag.ingest import NewsStore
     st = NewsStore(store_path)
     rag = GraphRAG(st, tau=tau, **(graph_options or {}))
@@ -266,18 +278,18 @@ def _ray_setup(store_path:str, tau, graph_options, want_paper:bool, use_llm:bool
     if use_llm:
         from finrag.llm import get_llm
         llm = get_llm()
-    return dict(st=st, rag=rag, paper=paper, answer=answer, llm=llm)
+    return dict(st=st, rag=rag, paper=paper, answer_many=answer_many, llm=llm)
 
 def _ray_questions(state, job:dict) -> list:
-    "A Ray task: `_question_rows` of a shard of (index, question) pairs."
+    "A Ray task: `_question_rows` of a shard of (index, question) pairs (its answers asked together)."
     s = state
-    return [_question_rows(s["rag"], s["paper"], s["answer"], s["llm"], q, i, job["modes"], job["llm_modes"], job["answered"],
-                           job["done_rows"], job["use_llm"], job["max_tokens"], job["verify"]) for i, q in job["items"]]
+    return _question_rows(s["rag"], s["paper"], s["answer_many"], s["llm"], job["items"], job["modes"], job["llm_modes"], job["answered"],
+                          job["done_rows"], job["use_llm"], job["max_tokens"], job["verify"])
 
-def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
+def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
               modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress, scale, verify=False, verify_judge=None) -> dict:
     from finrag.ner import get_ner
-    from finrag.config import redact
+    from finrag.config import get_settings, redact
     if use_llm and scale["engine"] == "local":
         from finrag.llm import get_llm
         llm = llm or get_llm()
@@ -320,11 +332,17 @@ def _evaluate(st, questions, rag, paper, answer, use_llm, ragas, llm, judge, llm
             ray_map(_ray_questions, jobs, setup=setup, workers=scale["workers"], address=scale["address"], on_result=arrived)
             if bar is not None: bar.close()
         else:
-            it = list(enumerate(questions))
+            items = list(enumerate(questions))
+            b = max(1, get_settings().models.llm_slots)       # questions per batch: their answers go to the server together
+            bar = None
             if progress:
-                from tqdm.auto import tqdm; it = tqdm(it, desc="questions")
-            for i, q in it:
-                take(q, _question_rows(rag, paper, answer, llm, q, i, modes, llm_modes, answered, done_rows, use_llm, max_tokens, verify, verify_judge))
+                from tqdm.auto import tqdm; bar = tqdm(total=len(items), desc="questions")
+            for j in range(0, len(items), b):
+                part = items[j:j + b]
+                for (_, q), out in zip(part, _question_rows(rag, paper, answer_many, llm, part, modes, llm_modes, answered, done_rows,
+                                                            use_llm, max_tokens, verify, verify_judge)): take(q, out)
+                if bar is not None: bar.update(len(part))
+            if bar is not None: bar.close()
     finally:
         if ck: ck.close()
     qmap = {q.id: q for q in questions}

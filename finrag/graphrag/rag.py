@@ -18,8 +18,8 @@ from .ingest import NewsStore
 __all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS',
            'SUPPORT_INSTRUCTION', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget', 'budget_of',
            'budget_select', 'article_expansion', 'is_open_question', 'route_question', 'GraphRAG', 'build_prompt',
-           'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'ask', 'answer_sentences',
-           'verify_citations', 'citation_summary']
+           'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'answer_many', 'ask',
+           'answer_sentences', 'verify_citations', 'citation_summary']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #bc6f14a8
 @dataclass
@@ -404,6 +404,25 @@ def check_citations(text:str, chunk_ids:list[str]) -> dict:
     return {"cited": cited, "unknown": unknown}
 
 # %% ../../nbs/15_graphrag.rag.ipynb #8723c9d4
+def _fill_answer(res:RAGResult, r, dropped:int, verify:bool, judge) -> RAGResult:
+    "Fill `res` from the LLM's response `r` as `answer` does: the text, usage, citations and (with `verify`) the citation check."
+    res.answer = r.text.strip()
+    cites = check_citations(res.answer, res.chunk_ids)
+    res.llm = {"model": r.model, "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
+               "latency_s": r.latency_s, "first_token_s": r.first_token_s, "cached": r.cached, "empty": r.empty,
+               "dropped_contexts": dropped, "citations": cites, "unknown_citations": len(cites["unknown"])}
+    res.timings["llm"] = r.latency_s
+    if verify and res.answer:
+        t = Timings()
+        with t("verify"): res.llm["verification"] = verify_citations(res, judge)
+        res.timings["verify"] = t["verify"]
+    return res
+
+def _answer_request(res:RAGResult, max_tokens:int, frequency_penalty:float, repeat_penalty:float) -> tuple[dict, int]:
+    "(the chat request for `res`, contexts dropped to fit `[models] llm_ctx`)."
+    dropped = fit_context(res, get_settings().models.llm_ctx - max_tokens - 64)
+    return dict(messages=build_prompt(res), max_tokens=max_tokens, frequency_penalty=frequency_penalty, repeat_penalty=repeat_penalty), dropped
+
 def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
            frequency_penalty:float=0.3,  # OpenAI's penalty on repeated tokens
            repeat_penalty:float=1.1,     # llama.cpp's penalty on the last 64 tokens; with the above, no looping sentences
@@ -413,20 +432,25 @@ def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
           ) -> RAGResult:
     "Ask the LLM (default: `finrag.llm.get_llm()`) to answer from `res`'s context; fills `answer`, `llm` (with the citation check), `timings['llm']`."
     llm = llm or rag.llm
-    dropped = fit_context(res, get_settings().models.llm_ctx - max_tokens - 64)
-    t = Timings()
-    with t("llm"): r = llm.chat(build_prompt(res), max_tokens=max_tokens, frequency_penalty=frequency_penalty,
-                                repeat_penalty=repeat_penalty, on_token=on_token)
-    res.answer = r.text.strip()
-    cites = check_citations(res.answer, res.chunk_ids)
-    res.llm = {"model": r.model, "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
-               "latency_s": r.latency_s, "first_token_s": r.first_token_s, "cached": r.cached, "empty": r.empty,
-               "dropped_contexts": dropped, "citations": cites, "unknown_citations": len(cites["unknown"])}
-    res.timings["llm"] = t["llm"]
-    if verify and res.answer:
-        with t("verify"): res.llm["verification"] = verify_citations(res, judge)
-        res.timings["verify"] = t["verify"]
-    return res
+    req, dropped = _answer_request(res, max_tokens, frequency_penalty, repeat_penalty)
+    return _fill_answer(res, llm.chat(**req, on_token=on_token), dropped, verify, judge)
+
+def answer_many(rag:GraphRAG, results:list, llm=None, max_tokens:int=200, frequency_penalty:float=0.3, repeat_penalty:float=1.1,
+                verify:bool=False, judge=None,
+                concurrency:int|None=None,  # answers at once (`finrag.llm.chat_many`); None = `[models] llm_slots`
+                progress:bool=False) -> list:
+    """`answer` for each `RAGResult` of `results`, the prompts asked together through `finrag.llm.chat_many` (in order;
+    identical prompts once; each through the client's cache, retries and deadline). Returns, in order, None for a result
+    filled as `answer` fills it, or the `FinragError` its call raised (that result's `answer` stays None; the others are kept)."""
+    from finrag.llm import chat_many
+    llm = llm or rag.llm
+    reqs = [_answer_request(res, max_tokens, frequency_penalty, repeat_penalty) for res in results]
+    out = chat_many(llm, [q for q, _ in reqs], concurrency, progress, desc="answers")
+    errs = []
+    for res, (_, dropped), r in zip(results, reqs, out):
+        if isinstance(r, Exception): errs.append(r); continue
+        _fill_answer(res, r, dropped, verify, judge); errs.append(None)
+    return errs
 
 # %% ../../nbs/15_graphrag.rag.ipynb #57a2aa1c
 def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool=True, rag:GraphRAG|None=None, on_token=None) -> RAGResult:

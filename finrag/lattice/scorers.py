@@ -129,7 +129,7 @@ class LLMScorer:
     "Scores a slate with one schema-constrained LLM call: the paper's listwise scorer (`scorer='listwise'`)."
     name = "listwise"
     def __init__(self,
-                 llm=None,                    # `.json(messages, schema, **kw) -> LLMResponse`; None = `finrag.llm.get_llm()`
+                 llm=None,                    # `.chat(messages, json_schema=..., **kw) -> LLMResponse`; None = `finrag.llm.get_llm()`
                  relevance:str="default",     # a key of `RELEVANCE_DEFINITIONS` or the definition itself
                  reasoning:bool=True,         # ask for reasoning before the scores (the paper's default; False = its "no reasoning" ablation)
                  reasoning_chars:int=600,     # cap on the reasoning string (strict schema)
@@ -147,21 +147,33 @@ class LLMScorer:
 
     def max_tokens(self, n:int) -> int: return 40 + 17 * n + (self.reasoning_chars // 3 if self.reasoning else 0)
 
-    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
+    def request(self, query:str, descs:list[str], leaf:bool) -> dict:
+        "The `chat` keyword arguments of one slate's call: the messages fitted to the prompt budget, the schema, the completion budget."
         n = len(descs)
         budget = self.max_prompt_tokens or (get_settings().models.llm_ctx - self.max_tokens(n) - 64)
         fixed = sum(len(m["content"]) for m in traversal_messages(query, [""] * n, leaf, self.relevance, self.reasoning))
         descs = fit_descriptions(descs, int(budget * CHARS_PER_TOKEN - fixed), self.min_desc_chars)
-        msgs = traversal_messages(query, descs, leaf, self.relevance, self.reasoning)
+        return dict(messages=traversal_messages(query, descs, leaf, self.relevance, self.reasoning),
+                    json_schema=traversal_schema(n, self.reasoning, self.reasoning_chars, self.strict), max_tokens=self.max_tokens(n))
+
+    def result(self, r, n:int) -> SlateScores:
+        "The `SlateScores` of a slate of `n` from its response `r`, or from the `LLMError` its call gave (refused / timed out: a failed slate; others raise)."
         from finrag.llm import response_usage
-        try: r = self.llm.json(msgs, traversal_schema(n, self.reasoning, self.reasoning_chars, self.strict), max_tokens=self.max_tokens(n))
-        except LLMError as e:
-            if llm_call_failure(e) is None: raise
+        if isinstance(r, BaseException):
+            if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
             return SlateScores([None] * n, failed=True, calls=1)
         scores, bad, rec = parse_slate_scores(r.data, r.text, n)
         reasoning = _find_key(r.data, "reasoning") if r.data is not None else ""
         return SlateScores(scores, reasoning if isinstance(reasoning, str) else "", failed=all(s is None for s in scores),
                            recovered=rec, invalid=bad, **response_usage(r))
+
+    def score_many(self, query:str, slates:list) -> list[SlateScores]:
+        "[`SlateScores`] of several slates [(descs, leaf)] of one query, their calls sent together (`finrag.llm.chat_many`: `[models] llm_slots` at once for an `LLMClient`)."
+        from finrag.llm import chat_many
+        return [self.result(r, len(d)) for r, (d, _) in zip(chat_many(self.llm, [self.request(query, d, lf) for d, lf in slates]), slates)]
+
+    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores: return self.score_many(query, [(descs, leaf)])[0]
+
 
 # %% ../../nbs/34_lattice.scorers.ipynb #79813268
 MASKED_DESC = "No Description."   # what a slate shows in place of a masked (excluded) item
@@ -224,23 +236,31 @@ class PointwiseScorer:
         q, d = re.sub(r"\s+", " ", query).strip(), re.sub(r"\s+", " ", desc).strip()
         return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance), max_doc_tokens=100_000)
 
-    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
+    def score_many(self, query:str, slates:list) -> list[SlateScores]:
+        "[`SlateScores`] of several slates [(descs, leaf)] of one query: every item of every slate in one `finrag.llm.chat_many` (in order), each slate normalised on its own."
         from finrag.llm import add_usage, chat_many
         from finrag.relevance import first_token_top, yes_probability
-        out = SlateScores([])
-        reqs = [dict(messages=self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs) for d in descs]
-        for r in chat_many(self.llm, reqs, self.concurrency):      # the slate's calls together, in order
-            if isinstance(r, BaseException):
-                if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
-                out.calls += 1; out.scores.append(None); out.invalid += 1; continue
-            add_usage(out, r)
-            p, how = yes_probability(first_token_top(r.logprobs, self.llm), r.text)
-            self.counts[how] += 1
-            out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
-        out.failed = bool(descs) and all(s is None for s in out.scores)
-        top = max((s for s in out.scores if s is not None), default=0.0)
-        if self.normalize and top > 0: out.scores = [None if s is None else s / top for s in out.scores]
-        return out
+        reqs = [dict(messages=self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs) for descs, leaf in slates for d in descs]
+        rs, outs = iter(chat_many(self.llm, reqs, self.concurrency)), []
+        for descs, _ in slates:
+            out = SlateScores([])
+            for _d in descs:
+                r = next(rs)
+                if isinstance(r, BaseException):
+                    if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
+                    out.calls += 1; out.scores.append(None); out.invalid += 1; continue
+                add_usage(out, r)
+                p, how = yes_probability(first_token_top(r.logprobs, self.llm), r.text)
+                self.counts[how] += 1
+                out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
+            out.failed = bool(descs) and all(s is None for s in out.scores)
+            top = max((s for s in out.scores if s is not None), default=0.0)
+            if self.normalize and top > 0: out.scores = [None if s is None else s / top for s in out.scores]
+            outs.append(out)
+        return outs
+
+    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores: return self.score_many(query, [(descs, leaf)])[0]
+
 
 # %% ../../nbs/34_lattice.scorers.ipynb #108366a4
 class EmbeddingScorer:

@@ -143,35 +143,60 @@ class LatticeSearch:
                 r = self.best_at_depth(self.ix.depth[b]); refs = [] if r is None else [r]
         return kids + [r for r in refs if r not in kids], leafy
 
+    def score_slates(self, jobs:list) -> list[SlateScores]:
+        """[`SlateScores`] of slates [(items, leaf slate?, scorer (None = the search's))], in order. A scorer with
+        `score_many` (the LLM scorers) gets all its slates of the step in one call, so their LLM calls go out together
+        (`finrag.llm.chat_many`). Above `max_slate` nodes a slate warns (once per search) and is scored in parts of at
+        most `max_slate`, joined in order."""
+        m, parts = self.max_slate, []          # parts: (job index, scorer, descs, leafy)
+        for j, (items, leafy, scorer) in enumerate(jobs):
+            scorer = self.scorer if scorer is None else scorer
+            descs = self.describe(items, scorer)
+            if m is not None and len(items) > m:
+                if not self.split_slates:
+                    warnings.warn(f"a slate of {len(items)} nodes is larger than [lattice] max_slate = {m}: scored in {math.ceil(len(items)/m)} parts "
+                                  f"(one LLM call per part, or per item for the pointwise scorer)", stacklevel=2)
+                self.split_slates += 1
+                parts += [(j, scorer, descs[i:i + m], leafy) for i in range(0, len(items), m)]
+            else: parts.append((j, scorer, descs, leafy))
+        got = [None] * len(parts)
+        for sc in {id(p[1]): p[1] for p in parts}.values():
+            mine = [k for k, p in enumerate(parts) if p[1] is sc]
+            many = getattr(sc, "score_many", None)
+            res = many(self.query, [(parts[k][2], parts[k][3]) for k in mine]) if many else [sc(self.query, parts[k][2], parts[k][3]) for k in mine]
+            for k, r in zip(mine, res): got[k] = r
+        out = []
+        for j in range(len(jobs)):
+            ps = [got[k] for k, p in enumerate(parts) if p[0] == j]
+            if len(ps) == 1: out.append(ps[0]); continue
+            add = lambda key: sum(getattr(p, key) for p in ps)
+            out.append(SlateScores([s for p in ps for s in (p.scores if not p.failed else [None]*len(p.scores))], failed=all(p.failed for p in ps),
+                                   recovered=any(p.recovered for p in ps), invalid=add("invalid"), calls=add("calls"), cache_hits=add("cache_hits"),
+                                   prompt_tokens=add("prompt_tokens"), completion_tokens=add("completion_tokens")))
+        return out
+
     def score_slate(self, items:list, leafy:bool, scorer=None) -> SlateScores:
-        "`scorer`'s (None = the search's) `SlateScores` of `items`; above `max_slate` nodes it warns (once per search) and scores parts of at most `max_slate`, joined in order."
-        scorer = self.scorer if scorer is None else scorer
-        descs, m = self.describe(items, scorer), self.max_slate
-        if m is None or len(items) <= m: return scorer(self.query, descs, leafy)
-        if not self.split_slates:
-            warnings.warn(f"a slate of {len(items)} nodes is larger than [lattice] max_slate = {m}: scored in {math.ceil(len(items)/m)} parts "
-                          f"(one LLM call per part, or per item for the pointwise scorer)", stacklevel=2)
-        self.split_slates += 1
-        parts = [scorer(self.query, descs[i:i + m], leafy) for i in range(0, len(items), m)]
-        add = lambda k: sum(getattr(p, k) for p in parts)
-        return SlateScores([s for p in parts for s in (p.scores if not p.failed else [None]*len(p.scores))], failed=all(p.failed for p in parts),
-                           recovered=any(p.recovered for p in parts), invalid=add("invalid"), calls=add("calls"), cache_hits=add("cache_hits"),
-                           prompt_tokens=add("prompt_tokens"), completion_tokens=add("completion_tokens"))
+        "`scorer`'s (None = the search's) `SlateScores` of `items` (`score_slates` of one slate)."
+        return self.score_slates([(items, leafy, scorer)])[0]
+
 
 # %% ../../nbs/36_lattice.search.ipynb #5fdc67d5
 @patch
 def step(self:LatticeSearch) -> bool:
-    "One iteration: score every beam node's slate, refit, choose the next beam; False when there was nothing to expand."
+    "One iteration: score every beam node's slate (together: `score_slates`), refit, choose the next beam; False when there was nothing to expand."
     if not self.beam: return False
     refs, done = None, []
     def leaf_refs():
         nonlocal refs
         if refs is None: refs = self.reference_leaves()
         return refs
+    jobs = []
     for b in self.beam:
         if not self.ix.children[b]: self.expanded[b] = True; continue      # a tree that is a single leaf
         items, leafy = self.slate(b, leaf_refs)
-        with self.t("score"): res = self.score_slate(items, leafy, self.slate_scorer(b))
+        jobs.append((b, items, leafy))
+    with self.t("score"): scored = self.score_slates([(items, leafy, self.slate_scorer(b)) for b, items, leafy in jobs])   # the beam's slates together
+    for (b, items, leafy), res in zip(jobs, scored):
         for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"): self.counts[k] += getattr(res, k)
         self.counts["recovered_slates"] += res.recovered; self.counts["invalid_entries"] += res.invalid
         self.slates.append({"node": b, "items": items, "scores": list(res.scores), "failed": res.failed})
