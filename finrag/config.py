@@ -97,7 +97,7 @@ class ScorerSettings:
 @dataclass(frozen=True)
 class HierarchicalSettings:
     "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
-    stage1: str = valid(choices=("bm25", "biencoder", "hybrid", "zsum"))   # stage-1 scorer over the whole corpus
+    stage1: str = valid(choices=("bm25", "biencoder", "hybrid", "zsum", "zsum:auto"))   # stage-1 scorer over the whole corpus
     stage2: str                # stage-2 scorer (a `STAGE_SCORERS` name) or 'none' (stage 1 alone)
     fusion: str = valid(choices=("none", "rrf", "interp"))          # how a stage 2 is fused with stage 1
     weight: float = valid(**_UNIT, what="in [0, 1]")               # interp: weight of stage 2 (scorers without their own)
