@@ -1441,6 +1441,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'finrag.retrieval._prepare': ('retrieval.html#_prepare', 'finrag/retrieval.py'),
                                   'finrag.retrieval._ray_search': ('retrieval.html#_ray_search', 'finrag/retrieval.py'),
                                   'finrag.retrieval._top_k': ('retrieval.html#_top_k', 'finrag/retrieval.py'),
+                                  'finrag.retrieval.cached_corpus_encoding': ( 'retrieval.html#cached_corpus_encoding',
+                                                                               'finrag/retrieval.py'),
                                   'finrag.retrieval.corpus_embeddings': ('retrieval.html#corpus_embeddings', 'finrag/retrieval.py'),
                                   'finrag.retrieval.corpus_hash': ('retrieval.html#corpus_hash', 'finrag/retrieval.py'),
                                   'finrag.retrieval.doc_text': ('retrieval.html#doc_text', 'finrag/retrieval.py'),

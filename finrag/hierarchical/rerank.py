@@ -112,24 +112,10 @@ class SpladeScorer:
             self.pos = {d: i for i, d in enumerate(corpus)}
 
     def corpus_matrix(self, corpus:dict, cache_dir=None):
-        "(len(corpus), vocab) csr rows in corpus order, from `<cache_dir>` when computed before (atomic write)."
-        import hashlib, io, re, scipy.sparse as sp
-        from finrag.core import atomic_write
-        from finrag.retrieval import corpus_hash
-        path = None
-        if cache_dir is not False:
-            folder = Path(cache_dir) if cache_dir is not None else get_settings().cache_dir/"splade"
-            mid = str(self.encoder.model_id)
-            slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(mid).name)[:40]
-            path = folder/f"{slug}-{hashlib.sha1(mid.encode()).hexdigest()[:8]}-{corpus_hash(corpus)[:20]}.npz"
-            if path.exists():
-                X = sp.load_npz(path).tocsr()
-                if X.shape == (len(corpus), self.encoder.dim): return X
-        X = self.encoder.encode([doc_text(corpus[d]) for d in corpus], show_progress=len(corpus) > 500)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            buf = io.BytesIO(); sp.save_npz(buf, X); atomic_write(path, buf.getvalue())
-        return X
+        "(len(corpus), vocab) csr rows in corpus order, from `<cache_dir>` when computed before (`finrag.retrieval.cached_corpus_encoding`)."
+        from finrag.retrieval import cached_corpus_encoding
+        return cached_corpus_encoding(corpus, self.encoder.model_id, lambda: self.encoder.encode([doc_text(corpus[d]) for d in corpus], show_progress=len(corpus) > 500),
+                                      self.encoder.dim, cache_dir, "splade", sparse=True)
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
         "(len(docs),) float32 dot products ≥ 0: corpus rows by id, else the documents encoded (memoised by text)."
