@@ -123,6 +123,7 @@ def cached_corpus_encoding(corpus:dict,     # doc id -> {"title", "text"}: the c
     """`encode()`, or the file `<folder>/<model slug>-<sha1(model id)[:8]>-<corpus hash[:20]>.npy|.npz` it wrote before
     (written atomically: never a half file). The one corpus-encoding cache of finrag: dense embeddings
     (`corpus_embeddings`) and SPLADE's sparse matrix (`finrag.hierarchical.rerank.SpladeScorer`)."""
+    import scipy.sparse as sp
     path = None
     if cache_dir is not False:
         base = Path(cache_dir) if cache_dir is not None else get_settings().cache_dir/folder
@@ -130,19 +131,13 @@ def cached_corpus_encoding(corpus:dict,     # doc id -> {"title", "text"}: the c
         key = hashlib.sha1(str(model_id).encode()).hexdigest()[:8]
         path = base/f"{slug}-{key}-{corpus_hash(corpus)[:20]}.{'npz' if sparse else 'npy'}"
         if path.exists():
-            if sparse:
-                import scipy.sparse as sp
-                X = sp.load_npz(path).tocsr()
-            else: X = np.load(path)
+            X = sp.load_npz(path).tocsr() if sparse else np.load(path)
             if X.shape == (len(corpus), dim): return X
     X = encode()
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         buf = io.BytesIO()
-        if sparse:
-            import scipy.sparse as sp
-            sp.save_npz(buf, X)
-        else: np.save(buf, X)
+        (sp.save_npz if sparse else np.save)(buf, X)
         atomic_write(path, buf.getvalue())                              # write, then rename: never a half file
     return X
 

@@ -229,16 +229,17 @@ def within_budget(self:LatticeSearch, jobs:list) -> list:
     estimate, every slate goes out (the budget is then checked between steps only, by `run`)."""
     budget = self.token_budget
     if budget is None: return jobs
+    def cost(sc, items, leafy):
+        est = getattr(sc, "prompt_estimate", None)
+        return est(self.query, self.describe(items, sc), leafy) if est else 0
     spent, out = self.counts["prompt_tokens"], []
     for b, items, leafy, sc in jobs:
-        est = getattr(sc, "prompt_estimate", None)
-        cost = est(self.query, self.describe(items, sc), leafy) if est else 0
-        if cost and spent > 0 and spent + cost > budget:
+        c = cost(sc, items, leafy)
+        if c and spent > 0 and spent + c > budget:
             if getattr(self.scorer, "pick", None) is None: self.budget_spent = True; continue
             self.llm_spent, sc = True, self.scorer.upper
-            est = getattr(sc, "prompt_estimate", None)
-            cost = est(self.query, self.describe(items, sc), leafy) if est else 0
-        spent += cost; out.append((b, items, leafy, sc))
+            c = cost(sc, items, leafy)
+        spent += c; out.append((b, items, leafy, sc))
     return out
 
 
