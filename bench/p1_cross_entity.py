@@ -7,8 +7,12 @@ development sets — the template questions (`finrag eval questions`, seed 0) an
 The design parameters — the entity-diverse fill (`GraphRAG(diversity=, floor=)`), the slots reserved for connected
 companies' evidence (`GraphRAG(network_reserve=)`), both for open questions only (`budget_select`), and the article
 expansion (`GraphRAG(article_expand=)`: chunks of the top article naming companies the top chunk does not, for
-questions with an `OPEN_CUES` cue; `article_expansion`) — are chosen on one
-half of each set (question ids, seeded) and reported on the other half, per stratum and per τ in `[graphrag] tau_grid`;
+questions with an `OPEN_CUES` cue; `article_expansion`) and the lexical fusion (`GraphRAG(lexical=)`: every candidate
+ranked by cosine + w × BM25 share, `lexical_fusion`) — are chosen on one
+half of each set (question ids, seeded) and reported on the other half, per stratum and per τ in `[graphrag] tau_grid`,
+against vector at the graph's budget (`vector@graph`), vector top-k and, as the lexical ablation, vector ranked by the
+same fusion at the graph's budget (`hybrid@graph`); 'default' is `[graphrag]` as configured, 'dense' the budgeted graph
+before issue 27 (no fill, no expansion, no fusion);
 every evaluation goes through `finrag.graphrag.eval.evaluate_graphrag` (the one evaluation loop). Means with
 percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the paired differences.
 """
@@ -21,13 +25,16 @@ from finrag.core import data_dir, project_root
 from finrag.graphrag.eval import evaluate_graphrag
 from finrag.graphrag.ingest import NewsStore
 from finrag.graphrag.questions import generate_questions, load_questions
+from finrag.graphrag.rag import GraphRAG
 from finrag import stats as S
 
 METRICS = ("context_entity_recall", "support_recall")
-MODES = ("vector", "graph", "vector@graph")
-GRID = [dict(diversity=d, floor=f, network_reserve=r, article_expand=a) for a in (0, 1, 2) for r in (0, 1, 2) for d in (0.0, 0.5, 1.0)
-        for f in ((0.9,) if d == 0 else (0.85, 0.9, 0.95)) if (d or r or a) and (not a or (f == 0.9 and d in (0, 0.5)))]
-KEYS = ("diversity", "floor", "network_reserve", "article_expand")
+MODES = ("vector", "graph", "vector@graph", "hybrid@graph")   # hybrid@graph: the lexical ablation (`EXTRA_SYSTEMS`)
+# the lexical weight × the structures that mattered in the 32-configuration grid without it (results/p1_cross_entity.json
+# at 8aeef41: no reserve helped; article expansion 1-2 and the diverse fill 0.5/0.9 did) — 15 configurations, one run <= 10 min
+GRID = [dict(diversity=d, floor=0.9, network_reserve=0, article_expand=a, lexical=w) for w in (0.0, 0.25, 0.5, 1.0)
+        for d, a in ((0.0, 0), (0.0, 1), (0.0, 2), (0.5, 2)) if d or a or w]
+KEYS = ("diversity", "floor", "network_reserve", "article_expand", "lexical")
 TARGET = dict(context_entity_recall=0.05, support_recall=0.10)     # the issue's bar: graph ≥ vector + this, p < 0.05
 
 
@@ -73,11 +80,46 @@ def report(rows, opts_name, tau, set_name, half):
     out = []
     for stratum in ("all", "direct", "relational"):
         for m in METRICS:
-            for b in ("vector@graph", "vector"):
+            for b in ("vector@graph", "vector", "hybrid@graph"):
                 c = compare(rows, stratum, m, b=b)
                 if c: out.append(dict(set=set_name, half=half, config=opts_name, tau=tau, stratum=stratum, metric=m, baseline=b, **c))
     net = [r["n_network"] for r in rows if r["mode"] == "graph"]
     return out, float(np.mean(net)) if net else float("nan")
+
+
+def diagnose(st, qs, rows, rag) -> dict:
+    """Where graph and vector@graph differ on `qs` (issue 27, step 1): per question the supporting articles' best rank
+    among articles by dense cosine and by BM25 (`GraphRAG.lexical_scores`), the support each mode finds, and what fills
+    the graph's slots — chunks naming a ticker the question names (anchors), network evidence, other chunks, and
+    second chunks of an article already in the context."""
+    from finrag.graphrag.eval import support_recall
+    by = {(r["question_id"], r["mode"]): r for r in rows}
+    doc = lambda cid: st.rows[st.ids[cid]].get("doc_id")
+    def art_rank(scores, sup):
+        seen = {}
+        for i in np.argsort(-scores, kind="stable"): seen.setdefault(st.rows[i].get("doc_id"), len(seen) + 1)
+        return min(seen.get(x, len(seen) + 1) for x in sup)
+    per, agg = [], dict(n=0, anchor=0, network=0, other=0, second_of_article=0, slots=0, vector_second_of_article=0)
+    for q in qs:
+        g, v = by.get((q.id, "graph")), by.get((q.id, "vector@graph"))
+        if not (g and v and q.support_ids): continue
+        qv = rag.embedder.encode([q.question])[0].astype("float32")
+        named = set(rag.question_entities(q.question))
+        gd, vd = [doc(c) for c in g["chunk_ids"]], [doc(c) for c in v["chunk_ids"]]
+        kinds = ["anchor" if named & set(st.rows[st.ids[c]]["tickers"]) else "other" for c in g["chunk_ids"]]
+        for j in range(g["n_network"]): kinds[-1 - j] = "network"      # network evidence is listed last
+        d = dict(id=q.id, dense_rank=art_rank(st.embeddings @ qv, q.support_ids), bm25_rank=art_rank(rag.lexical_scores(q.question), q.support_ids),
+                 support_graph=support_recall(q.support_ids, gd), support_vector=support_recall(q.support_ids, vd),
+                 slots=kinds, second_of_article=len(gd) - len(set(gd)), vector_second_of_article=len(vd) - len(set(vd)))
+        per.append(d); agg["n"] += 1; agg["slots"] += len(kinds)
+        for k in kinds: agg[k] += 1
+        agg["second_of_article"] += d["second_of_article"]; agg["vector_second_of_article"] += d["vector_second_of_article"]
+    sg, sv = np.array([d["support_graph"] for d in per]), np.array([d["support_vector"] for d in per])
+    dr, br = np.array([d["dense_rank"] for d in per]), np.array([d["bm25_rank"] for d in per])
+    agg.update(graph_finds_vector_misses=int((sg > sv).sum()), vector_finds_graph_misses=int((sv > sg).sum()), both_miss=int(((sg == 0) & (sv == 0)).sum()),
+               support_in_dense_top1=int((dr <= 1).sum()), support_in_dense_top5=int((dr <= 5).sum()),
+               support_in_bm25_top1=int((br <= 1).sum()), support_in_bm25_top5=int((br <= 5).sum()))
+    return dict(summary=agg, questions=per)
 
 
 def main():
@@ -103,12 +145,20 @@ def main():
             score += [compare(rows, "relational", m)["diff"] for m in METRICS]
         choice.append(dict(**opts, score=float(np.mean(score) * 2), deltas=dict(zip(("template_er", "template_sr", "hand_er", "hand_sr"), score))))
         print(f"choose {opts}: {np.round(score, 3).tolist()}", flush=True)
-    best = max(choice, key=lambda c: (c["score"], -c["diversity"], -c["network_reserve"], -c["article_expand"]))
+    best = max(choice, key=lambda c: (round(c["score"], 9), -c["lexical"], -c["diversity"], -c["network_reserve"], -c["article_expand"]))
     chosen = {k: best[k] for k in KEYS}
     print("chosen", chosen, flush=True)
+    # 1b. the diagnosis, on the hand-written choosing half only: dense graph (lexical 0) and the chosen graph
+    diagnosis = {}
+    off = dict(diversity=0.0, floor=0.9, network_reserve=0, article_expand=0, lexical=0.0)      # the budgeted graph before issue 27
+    for name, opts in (("dense", off), ("chosen", chosen)):
+        rows = run(st, split["hand"][0], G.tau, opts)
+        diagnosis[name] = diagnose(st, split["hand"][0], rows, GraphRAG(st, lexical=0.0))
+        print("diagnosis", name, diagnosis[name]["summary"], flush=True)
     # 2. report on the other halves (and on all questions), default vs chosen, per τ
     results, network = [], []
-    configs = {"default": {}, "chosen": chosen, "reserve1": dict(network_reserve=1), "article1": dict(article_expand=1)}
+    configs = {"default": {}, "dense": off, "chosen": chosen, "lexical": off | dict(lexical=chosen["lexical"] or 0.5),
+               "article1": off | dict(article_expand=1)}
     for tau in [G.tau] + [t for t in G.tau_grid if t != G.tau]:
         for k, (_, rep) in split.items():
             for name, opts in configs.items():
@@ -124,14 +174,14 @@ def main():
                halves={k: dict(choose=len(c), report=len(r)) for k, (c, r) in split.items()}, split_seed=0,
                budget=dict(chunks=G.budget_chunks, tokens=G.budget_tokens), target=TARGET, grid=choice, chosen=chosen,
                criterion="max over the choosing halves of mean(relational Δ entity recall, Δ support recall) vs vector@graph at τ = [graphrag] tau",
-               results=nest(results), network_chunks=network, target_met_on_report_half=done,
+               diagnosis=dict(set="hand", half="choose", configs=diagnosis), results=nest(results), network_chunks=network, target_met_on_report_half=done,
                diff_ci="paired_bootstrap_ci",
                seconds=round(time.perf_counter() - t0, 1))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=1, allow_nan=True) + "\n", encoding="utf-8")
     for r in results:
-        if r["half"] == "report" and r["stratum"] == "relational" and r["baseline"] == "vector@graph":
-            print(f"{r['set']:8} τ={r['tau']} {r['config']:8} {r['metric']:22} n={r['n']} graph {r['mean_graph']:.3f} vs {r['mean_vector']:.3f}"
+        if r["half"] == "report" and r["stratum"] == "relational" and (r["baseline"] == "vector@graph" or (r["baseline"] == "hybrid@graph" and r["tau"] == G.tau)):
+            print(f"{r['set']:8} τ={r['tau']} {r['config']:8} {r['metric']:22} n={r['n']} graph {r['mean_graph']:.3f} vs {r['baseline']} {r['mean_vector']:.3f}"
                   f" Δ {r['diff']:+.3f} [{r['ci_diff'][0]:+.3f}, {r['ci_diff'][1]:+.3f}] p={r['p']:.3g}")
     print("target met (report half, relational, default τ):", done, f"({res['seconds']} s)")
     return 0

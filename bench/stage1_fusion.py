@@ -9,6 +9,8 @@ judged queries, the methods exactly as `finrag eval retrieval` runs them (`finra
 - `dense`: `--method dense` (MiniLM on the raw text);
 - `rrf`: `--method hierarchical --stage1 hybrid`, stage 1 alone: RRF of BM25 (pre-retrieved text) and MiniLM (raw text), the old default;
 - `default`: `--method hierarchical` with its defaults (stage 1 `[hierarchical] stage1`, no stage 2);
+- `zsum:auto[:power]` (a candidate): z-sum with each member's z-scores weighted by its label-free pseudo-query MRR@10 on that
+  corpus (`finrag.hierarchical.rerank.pseudo_weights`: held-out sentences / table rows searched for their source document);
 - `splade` (reported, not a member of the criterion): `--stage1 splade`, splade-tiny on the raw text (the `splade` extra;
   `--no-splade` skips it and the candidates that use it: `zsum3`, `rrf3`, `agree3`).
 
@@ -77,7 +79,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=None, help="shared data folder (default: ../shared/data next to the repo)")
     ap.add_argument("--datasets", nargs="+", default=["financebench", "finqa", "tatqa", "scifact"])
-    ap.add_argument("--candidates", nargs="+", default=["hybrid", "zsum", "zsum:1.5", "zsum:2", "zsum3", "rrf3", "agree3"],
+    ap.add_argument("--candidates", nargs="+", default=["hybrid", "zsum", "zsum:1.5", "zsum:2", "zsum:auto", "zsum3", "rrf3", "agree3"],
                     help="stage-1 fusions compared on the train halves (make_scorer names; zsum3/rrf3/agree3 and --splade need the splade extra)")
     ap.add_argument("--no-splade", action="store_true", help="skip the SPLADE member and the candidates that use it")
     ap.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")

@@ -78,6 +78,10 @@ class GraphRAGSettings:
     budget_tokens: int = valid(1, what=">= 1 token")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
     dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
     boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
+    diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (issue 27; `budget_select`)
+    floor: float = valid(**_UNIT, what="in [0, 1]")                          # ... among chunks within this share of the best score
+    article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
+    lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
 
 # %% ../nbs/01_config.ipynb #80fd290c
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ class ScorerSettings:
 @dataclass(frozen=True)
 class HierarchicalSettings:
     "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
-    stage1: str = valid(choices=("bm25", "biencoder", "hybrid", "zsum"))   # stage-1 scorer over the whole corpus
+    stage1: str = valid(choices=("bm25", "biencoder", "hybrid", "zsum", "zsum:auto"))   # stage-1 scorer over the whole corpus
     stage2: str                # stage-2 scorer (a `STAGE_SCORERS` name) or 'none' (stage 1 alone)
     fusion: str = valid(choices=("none", "rrf", "interp"))          # how a stage 2 is fused with stage 1
     weight: float = valid(**_UNIT, what="in [0, 1]")               # interp: weight of stage 2 (scorers without their own)

@@ -15,9 +15,10 @@ from .config import get_settings
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['TOKEN_PATTERN', 'METHODS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash', 'corpus_embeddings',
-           'DenseRetriever', 'rrf', 'HybridRetriever', 'Method', 'register_method', 'methods', 'get_method',
-           'make_retriever', 'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult', 'eval_retrieval']
+__all__ = ['TOKEN_PATTERN', 'METHODS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash', 'cached_corpus_encoding',
+           'corpus_embeddings', 'DenseRetriever', 'rrf', 'HybridRetriever', 'Method', 'register_method', 'methods',
+           'get_method', 'make_retriever', 'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult',
+           'eval_retrieval']
 
 # %% ../nbs/06_retrieval.ipynb #d45d6712
 def doc_text(doc:dict, # a BEIR corpus entry {"title": str, "text": str}
@@ -112,29 +113,44 @@ def corpus_hash(corpus:dict) -> str:
     return h.hexdigest()
 
 # %% ../nbs/06_retrieval.ipynb #3aadf807
+def cached_corpus_encoding(corpus:dict,     # doc id -> {"title", "text"}: the cache key is its `corpus_hash`
+                           model_id,         # the encoder's id: the other half of the key
+                           encode,           # () -> the (len(corpus), dim) array (dense numpy or scipy sparse), computed on a miss
+                           dim:int,          # columns a cached file must have (another shape is recomputed)
+                           cache_dir=None,   # folder of the cache; None = `<settings.cache_dir>/<folder>`; False = no cache
+                           folder:str="emb", # the default folder's name under the cache dir
+                           sparse:bool=False): # scipy.sparse csr stored as .npz; else numpy .npy
+    """`encode()`, or the file `<folder>/<model slug>-<sha1(model id)[:8]>-<corpus hash[:20]>.npy|.npz` it wrote before
+    (written atomically: never a half file). The one corpus-encoding cache of finrag: dense embeddings
+    (`corpus_embeddings`) and SPLADE's sparse matrix (`finrag.hierarchical.rerank.SpladeScorer`)."""
+    import scipy.sparse as sp
+    path = None
+    if cache_dir is not False:
+        base = Path(cache_dir) if cache_dir is not None else get_settings().cache_dir/folder
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(str(model_id)).name)[:40]
+        key = hashlib.sha1(str(model_id).encode()).hexdigest()[:8]
+        path = base/f"{slug}-{key}-{corpus_hash(corpus)[:20]}.{'npz' if sparse else 'npy'}"
+        if path.exists():
+            X = sp.load_npz(path).tocsr() if sparse else np.load(path)
+            if X.shape == (len(corpus), dim): return X
+    X = encode()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        buf = io.BytesIO()
+        (sp.save_npz if sparse else np.save)(buf, X)
+        atomic_write(path, buf.getvalue())                              # write, then rename: never a half file
+    return X
+
 def corpus_embeddings(corpus:dict,          # doc id -> {"title", "text"}
                       embedder=None,        # a `finrag.models.Embedder`; None = `get_embedder()`
                       cache_dir=None,       # folder of the cache; None = `<settings.cache_dir>/emb`; False = no cache
                       batch_size:int=64,
                       show_progress:bool=False) -> np.ndarray:
-    "(n_docs, dim) float32 L2-normalised embeddings of the corpus in its order, cached on disk (see above)."
+    "(n_docs, dim) float32 L2-normalised embeddings of the corpus in its order, cached on disk (`cached_corpus_encoding`)."
     embedder = default_embedder(embedder)
     ids = _check_corpus(corpus)
-    path = None
-    if cache_dir is not False:
-        folder = Path(cache_dir) if cache_dir is not None else get_settings().cache_dir/"emb"
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(str(embedder.model_id)).name)[:40]
-        key = hashlib.sha1(str(embedder.model_id).encode()).hexdigest()[:8]
-        path = folder/f"{slug}-{key}-{corpus_hash(corpus)[:20]}.npy"
-        if path.exists():
-            X = np.load(path)
-            if X.shape == (len(ids), embedder.dim): return X
-    X = embedder.encode([doc_text(corpus[d]) for d in ids], batch_size=batch_size, show_progress=show_progress)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        buf = io.BytesIO(); np.save(buf, X)
-        atomic_write(path, buf.getvalue())                              # write, then rename: never a half file
-    return X
+    return cached_corpus_encoding(corpus, embedder.model_id, lambda: embedder.encode([doc_text(corpus[d]) for d in ids], batch_size=batch_size,
+                                  show_progress=show_progress), embedder.dim, cache_dir, "emb")
 
 # %% ../nbs/06_retrieval.ipynb #f7fa80e2
 class DenseRetriever:

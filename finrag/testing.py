@@ -124,11 +124,15 @@ class FakeLLMServer:
         with self._lock:
             self.bodies.append(body); self.headers.append(dict(h.headers)); n = len(self.bodies)
             self.active += 1; self.max_concurrent = max(self.max_concurrent, self.active)
-        try: self._answer(h, body, n)
-        finally:
-            with self._lock: self.active -= 1
+        done = []
+        def finish():                      # once: the request is no longer being answered
+            if not done:
+                done.append(True)
+                with self._lock: self.active -= 1
+        try: self._answer(h, body, n, finish)
+        finally: finish()
 
-    def _answer(self, h, body, n):
+    def _answer(self, h, body, n, finish=lambda: None):
         r = self.reply(body, n)
         if isinstance(r, tuple): r = Reply(*r)
         time.sleep(r.delay_s)
@@ -141,6 +145,7 @@ class FakeLLMServer:
         if r.trickle: h.close_connection = True
         try:
             for part, pace in ((head, r.header_drip_s), (data, r.drip_s)):
+                if part is data and pace == 0 and not r.trickle: finish()   # before the body: a client holding its answer is never still counted in `active`
                 if pace > 0:
                     for i in range(len(part)): h.wfile.write(part[i:i+1]); h.wfile.flush(); time.sleep(pace)
                 else: h.wfile.write(part); h.wfile.flush()

@@ -160,7 +160,7 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     store = store or get_settings().cache_dir/"demo-store"
     rep = _ingest(sample_news_path(), store)
     typer.echo(f"store {store}: {rep.summary()}")
-    rag, t0, models = GraphRAG(store, tau=tau, network_reserve=DEMO_NETWORK_RESERVE), time.perf_counter(), set()
+    rag, t0, models = GraphRAG(store, tau=tau, network_reserve=DEMO_NETWORK_RESERVE, diversity=0.0, article_expand=0, lexical=0.0), time.perf_counter(), set()
     typer.echo(f"graph mode: the budget ({rag.budget_chunks} chunks) keeps {DEMO_NETWORK_RESERVE} slot for evidence about a company "
                f"connected by an INFLUENCES edge above τ = {rag.tau} that the vector top-{rag.k} does not name")
     try:
@@ -201,10 +201,11 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   ragas:str=typer.Option("offline", help="none | offline (non-LLM RAGAS) | all (+ LLM-judged; slow on a small local model)."),
                   ragas_n:int=typer.Option(None, "--ragas-n", help="Questions judged by the LLM-judged RAGAS metrics (default: all)."),
                   strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
-                  diversity:float=typer.Option(0.0, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; issue 27, bench/p1_cross_entity.py)."),
-                  floor:float=typer.Option(0.9, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1]."),
+                  diversity:float=typer.Option(None, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; default: [graphrag] diversity; issue 27, bench/p1_cross_entity.py)."),
+                  floor:float=typer.Option(None, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1] (default: [graphrag] floor)."),
                   network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
-                  article_expand:int=typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: GraphRAG's)."),
+                  article_expand:int=typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: [graphrag] article_expand)."),
+                  lexical:float=typer.Option(None, help="Budgeted graph: candidates ranked by cosine + this × BM25 share (lexical_fusion; 0 = dense only; default: [graphrag] lexical)."),
                   json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON."),
                   engine:str=typer.Option("local", help="local | ray: the questions spread over Ray actors, each with the store and its own LLM client (pip install \"finrag[ray]\"); the same rows and statistics."),
                   address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
@@ -218,11 +219,13 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
     if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
-    if diversity < 0: raise InputError(f"--diversity {diversity!r} must be >= 0", field="--diversity")
-    if not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
+    if diversity is not None and diversity < 0: raise InputError(f"--diversity {diversity!r} must be >= 0", field="--diversity")
+    if floor is not None and not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
     if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
     if article_expand is not None and article_expand < 0: raise InputError(f"--article-expand {article_expand!r} must be >= 0", field="--article-expand")
-    opts = dict(diversity=diversity, floor=floor, network_reserve=network_reserve) | ({} if article_expand is None else dict(article_expand=article_expand))
+    if lexical is not None and lexical < 0: raise InputError(f"--lexical {lexical!r} must be >= 0", field="--lexical")
+    opts = {k: v for k, v in dict(diversity=diversity, floor=floor, article_expand=article_expand, lexical=lexical).items() if v is not None} \
+        | dict(network_reserve=network_reserve)
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,
                           graph_options=opts, engine=engine, address=address, workers=workers)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))

@@ -14,7 +14,7 @@ from .ragas_adapter import RAGAS_LLM_METRICS, RAGAS_OFFLINE_METRICS, ragas_score
 from ..stats import STRATA, summarise, compare_modes, latency_table
 
 # %% auto #0
-__all__ = ['CORE_METRICS', 'SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
+__all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
            'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate',
            'semantic_similarity', 'router_accuracy', 'reference_contexts', 'interleave_types', 'evaluate_graphrag',
            'tau_ablation', 'format_report', 'jsonable', 'headline']
@@ -131,6 +131,7 @@ def _stratified_head(questions, n:int|None) -> set:
 
 # %% ../../nbs/18_graphrag.eval.ipynb #ff6dd189
 SYSTEMS = ("vector", "graph", "vector@graph", "paper", "vector@paper", "auto")
+EXTRA_SYSTEMS = ("hybrid@graph",)   # on request only: vector ranked by `lexical_fusion` (weight: the graph's `lexical`, else 0.5) at the graph's budget
 
 # %% ../../nbs/18_graphrag.eval.ipynb #c3d831b0
 LLM_MODES = ("vector", "graph", "auto")
@@ -141,8 +142,12 @@ PAIRS = (("graph", "vector@graph"), ("graph", "vector"), ("paper", "vector@paper
 
 # %% ../../nbs/18_graphrag.eval.ipynb #138d5182
 def _retrieve(rag, paper, q:str, mode:str, done:dict):
-    "The `RAGResult` of `mode` (one of `SYSTEMS`) for `q`; 'vector@X' gets X's (chunks, tokens), X from `done` or retrieved now."
+    "The `RAGResult` of `mode` (one of `SYSTEMS`) for `q`; 'vector@X' ('hybrid@X') gets X's (chunks, tokens), X from `done` or retrieved now."
     from finrag.graphrag.rag import budget_of
+    if mode.startswith("hybrid@"):
+        base = mode.split("@", 1)[1]
+        if base not in done: done[base] = _retrieve(rag, paper, q, base, done)
+        return rag.retrieve(q, "vector", budget=budget_of(done[base]), lexical=rag.lexical or 0.5)
     if mode.startswith("vector@"):
         base = mode.split("@", 1)[1]
         if base not in done: done[base] = _retrieve(rag, paper, q, base, done)
@@ -193,8 +198,8 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     from finrag.graphrag.ingest import NewsStore
     if not questions: raise InputError("no questions to evaluate", field="questions")
     if ragas not in (False, True, "offline"): raise InputError(f"ragas={ragas!r}: use False, 'offline' or True", field="ragas")
-    bad = [m for m in modes if m not in SYSTEMS]
-    if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS}", field="modes")
+    bad = [m for m in modes if m not in SYSTEMS + EXTRA_SYSTEMS]
+    if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")
     from finrag.scale import check_engine, require_ray
     if check_engine(engine) == "ray":
         require_ray()
@@ -296,6 +301,7 @@ def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge
         llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=1, cache=False)   # warm-up: load the model now
     answered = (set(llm_n) if isinstance(llm_n, (list, tuple, set)) else _stratified_head(questions, llm_n)) if use_llm else set()
     done_rows = _read_checkpoint(checkpoint)
+    if checkpoint: Path(checkpoint).parent.mkdir(parents=True, exist_ok=True)     # a new run folder is made, not a traceback
     ck = open(checkpoint, "a", encoding="utf-8") if checkpoint else None
     rows, results, t0 = [], {}, time.perf_counter()
     n_llm, i_llm = len(answered) * len(llm_modes), 0

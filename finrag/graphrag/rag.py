@@ -17,8 +17,8 @@ from .ingest import NewsStore
 # %% auto #0
 __all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS',
            'SUPPORT_INSTRUCTION', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget', 'budget_of',
-           'budget_select', 'article_expansion', 'is_open_question', 'route_question', 'GraphRAG', 'build_prompt',
-           'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'answer_many', 'ask',
+           'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question', 'route_question', 'GraphRAG',
+           'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'answer_many', 'ask',
            'answer_sentences', 'verify_citations', 'citation_summary']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #bc6f14a8
@@ -134,6 +134,18 @@ def article_expansion(top:ContextItem,     # the best chunk of the pool (the vec
         out.append(best); have |= set(best.tickers)
     return out
 
+# %% ../../nbs/15_graphrag.rag.ipynb #1b6f5c4b
+def lexical_fusion(dense:np.ndarray,     # (n,) cosine of every chunk to the question
+                   lexical:np.ndarray,   # (n,) BM25 scores of the same chunks (>= 0)
+                   weight:float=0.5      # weight of the max-normalised BM25 part; 0 = the dense order
+                  ) -> np.ndarray:
+    "Fused relevance `dense` + `weight` × `lexical` / max(`lexical`) (float32; `dense` alone when no chunk matches a question word)."
+    dense, lexical = np.asarray(dense, np.float32), np.asarray(lexical, np.float32)
+    if dense.shape != lexical.shape: raise FinragError(f"lexical_fusion: {dense.shape} dense vs {lexical.shape} lexical scores")
+    top = float(lexical.max()) if lexical.size else 0.0
+    return dense + np.float32(weight) * lexical / np.float32(top) if top > 0 and weight else dense.copy()
+
+
 # %% ../../nbs/15_graphrag.rag.ipynb #23401605
 RELATIONAL_CUES = re.compile(r"\b(affect(?:s|ed|ing)?|impact(?:s|ed)?|influenc\w*|link(?:s|ed)?|connect(?:s|ed|ion|ions)?|"
                              r"relationship|related|between|expos(?:ed|ure)|implications?|impl(?:y|ies)|spill\w*|"
@@ -168,11 +180,12 @@ class GraphRAG:
                  embedder=None, llm=None,
                  graph_mode:str|None=None,     # 'paper' | 'budget'; None = `[graphrag] graph_mode`
                  budget_chunks:int|None=None, budget_tokens:int|None=None, ner=None,
-                 diversity:float=0.0,          # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off
-                 floor:float=0.9,              # ... among chunks within this share of the best score
+                 diversity:float|None=None,    # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off; None = `[graphrag] diversity`
+                 floor:float|None=None,        # ... among chunks within this share of the best score; None = `[graphrag] floor`
                  open_pool:int=20,             # ... over this many vector candidates instead of k
                  network_reserve:int=0,        # budget mode, open questions: slots kept for connected companies' evidence
-                 article_expand:int=0):        # budget mode, questions with an `OPEN_CUES` cue: sibling chunks of the top article naming new companies (`article_expansion`)
+                 article_expand:int|None=None, # budget mode, questions with an `OPEN_CUES` cue: sibling chunks of the top article naming new companies (`article_expansion`); None = `[graphrag] article_expand`
+                 lexical:float|None=None):     # budget mode: candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`); None = `[graphrag] lexical`, 0 = dense only
         S = get_settings().graphrag
         self.store = store if isinstance(store, NewsStore) else NewsStore(store)
         self.k = k or S.k
@@ -183,9 +196,12 @@ class GraphRAG:
         if self.graph_mode not in GRAPH_MODES: raise FinragError(f"unknown graph_mode {self.graph_mode!r}: use one of {GRAPH_MODES}")
         self.budget_chunks, self.budget_tokens = budget_chunks or S.budget_chunks, budget_tokens or S.budget_tokens
         self._embedder, self._llm, self._ner = embedder, llm, ner
-        self.diversity, self.floor, self.open_pool = float(diversity), float(floor), int(open_pool)
-        self.network_reserve, self.article_expand = int(network_reserve), int(article_expand)
+        pick = lambda v, key: getattr(S, key) if v is None else v
+        self.diversity, self.floor, self.open_pool = float(pick(diversity, "diversity")), float(pick(floor, "floor")), int(open_pool)
+        self.network_reserve, self.article_expand = int(network_reserve), int(pick(article_expand, "article_expand"))
         if self.article_expand < 0: raise FinragError(f"article_expand={article_expand!r} must be >= 0")
+        self.lexical = float(pick(lexical, "lexical"))
+        if self.lexical < 0: raise FinragError(f"lexical={lexical!r} must be >= 0")
         self._row = self.store.ids
         if not self.store.rows: raise FinragError(f"{self.store.path}: the store holds no chunks; ingest news first")
         self.store.index; self.embedder       # load the index and the encoder now, not inside the first query's timing
@@ -216,6 +232,15 @@ class GraphRAG:
         mode, why = route_question(question, ents)
         return dict(mode=mode, why=why, entities=ents)
 
+    def lexical_scores(self, question:str) -> np.ndarray:
+        "(n_chunks,) BM25 scores of the store's chunks for `question`, in row order (`finrag.retrieval.BM25Retriever`, built on first use)."
+        if getattr(self, "_bm25", None) is None or self._bm25[0] != len(self.store.rows):
+            from finrag.retrieval import BM25Retriever
+            bm = BM25Retriever({r["id"]: {"title": "", "text": r["text"]} for r in self.store.rows})
+            self._bm25 = (len(self.store.rows), bm, np.array([bm.pos[r["id"]] for r in self.store.rows]))
+        _, bm, order = self._bm25
+        return np.asarray(bm.scores(question), np.float32)[order]
+
     def _doc_rows(self, doc_id) -> list[int]:
         "Row indices of the store's chunks of article `doc_id` (an index built on first use)."
         if not hasattr(self, "_by_doc"):
@@ -229,7 +254,8 @@ class GraphRAG:
                            r["pos"], r["neg"], r["neu"], r["intensity"], via, r.get("doc_id"))
 
     def retrieve(self, question:str, mode:str="graph", tau:float|None=None,
-                 budget:tuple|None=None       # vector mode: (chunks, tokens) instead of top-k, e.g. another result's `budget_of`
+                 budget:tuple|None=None,      # vector mode: (chunks, tokens) instead of top-k, e.g. another result's `budget_of`
+                 lexical:float=0.0            # vector mode: > 0 ranks by `lexical_fusion` (a hybrid baseline for ablations); 0 = cosine (FAISS)
                 ) -> RAGResult:
         "Retrieve the context for `question` in `mode` 'vector', 'graph' or 'auto' (routed; `res.route` says where and why). No LLM."
         if not question or not question.strip(): raise FinragError("the question is empty")
@@ -245,8 +271,12 @@ class GraphRAG:
         if mode == "graph" and self.graph_mode == "budget": self._budget_graph(q, question, res, tau, t, route)
         else:
             n = self.k if budget is None else int(budget[0])
+            m = min(max(n, 1) if budget is None else 4*max(n, 1), len(self.store.rows))
             with t("vector_search"):
-                D, I = self.store.index.search(q[None, :], min(max(n, 1) if budget is None else 4*max(n, 1), len(self.store.rows)))
+                if lexical > 0 and mode == "vector":
+                    f = lexical_fusion(self.store.embeddings @ q, self.lexical_scores(question), lexical)
+                    I = np.argsort(-f, kind="stable")[None, :m]; D = f[I]
+                else: D, I = self.store.index.search(q[None, :], m)
             cands = [self._item(int(i), d, "seed") for d, i in zip(D[0], I[0]) if i >= 0]
             res.contexts = cands[:n] if budget is None else fill_budget(cands, n, budget[1])
             if mode == "graph": self._hop(q, res, tau, t)
@@ -286,12 +316,21 @@ class GraphRAG:
         `open_pool` vector candidates and `budget_select` fills entity-diversely; with `network_reserve` > 0 it keeps that
         many slots for the evidence of connected companies the seeds do not name; with `article_expand` = n > 0 a question
         about companies it does not name (`OPEN_CUES`) pins up to n chunks of the top article that name companies the
-        top chunk does not (`article_expansion`; issue 27)."""
+        top chunk does not (`article_expansion`; issue 27). With `lexical` = w > 0 every candidate — the top-k seeds
+        too — is ranked by `lexical_fusion` (cosine + w × BM25 / the best BM25) instead of cosine; P1's
+        `neighbor_min_sim` stays a cosine threshold."""
         open_q = is_open_question(question)
         div, reserve = (self.diversity, self.network_reserve) if open_q else (0.0, 0)
+        n_cand = min(max(self.k, self.open_pool if div else 0), len(self.store.rows))
         with t("vector_search"):
-            D, I = self.store.index.search(q[None, :], min(max(self.k, self.open_pool if div else 0), len(self.store.rows)))
-        cands = [int(i) for i in I[0] if i >= 0]
+            cos = self.store.embeddings @ q
+            if self.lexical > 0:
+                sims = lexical_fusion(cos, self.lexical_scores(question), self.lexical)
+                cands = [int(i) for i in np.argsort(-sims, kind="stable")[:n_cand]]
+            else:
+                sims = cos
+                D, I = self.store.index.search(q[None, :], n_cand)
+                cands = [int(i) for i in I[0] if i >= 0]
         seeds = cands[:self.k]
         with t("graph_hop"):
             anchors = (route or {}).get("entities") if route else None
@@ -303,7 +342,6 @@ class GraphRAG:
                 if n["neighbour"] not in anchors: by_nbr.setdefault(n["neighbour"], n)   # strongest edge into each neighbour
             chunk_ids = self.store.graph.chunks_of(list(anchors) + list(by_nbr))
         with t("rerank"):
-            sims = self.store.embeddings @ q
             pool = {i: self._item(i, sims[i], "seed") for i in cands}
             for a in anchors:
                 for c in chunk_ids.get(a, []):
@@ -312,7 +350,7 @@ class GraphRAG:
             for nb, e in by_nbr.items():
                 idx = [self._row[c] for c in chunk_ids.get(nb, []) if c in self._row and self._row[c] not in pool]
                 for j in sorted(idx, key=lambda i: -sims[i])[:self.neighbor_top]:
-                    if sims[j] <= self.neighbor_min_sim: break
+                    if cos[j] <= self.neighbor_min_sim: continue
                     pool[j] = self._item(j, sims[j] * e["intensity"], "network",
                                          {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]})
             pinned = []

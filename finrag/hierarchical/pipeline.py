@@ -17,15 +17,17 @@ from ..retrieval import METHODS, doc_text, register_method
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer, CE_DIR_NAME
+from .rerank import corpus_pseudo_accuracy, pseudo_weights
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir',
-           'make_scorer', 'RawTextScorer', 'HierarchicalRetriever', 'preretrieval_step', 'Answer', 'answer_question',
-           'numeric_answer', 'numeric_match', 'judge_answer']
+__all__ = ['STAGE_SCORERS', 'AUTO_POWER', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA', 'JUDGE_PROMPT',
+           'finetuned_ce_dir', 'make_scorer', 'RawTextScorer', 'HierarchicalRetriever', 'preretrieval_step', 'Answer',
+           'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
-STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "zsum:<bm25 weight>", "splade", "zsum3", "rrf3", "agree3", "maxsim", "llm", "ce", "ce:<path>")
+STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "zsum:<bm25 weight>", "zsum:auto", "zsum:auto:<power>", "splade", "zsum3", "rrf3", "agree3", "maxsim", "llm", "ce", "ce:<path>")
+AUTO_POWER = 1.0   # `zsum:auto`: a member's z-score weight = (its pseudo MRR@10 / the best member's) ** AUTO_POWER
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e9012d28
 def finetuned_ce_dir() -> Path:
@@ -33,6 +35,27 @@ def finetuned_ce_dir() -> Path:
     return get_settings().cache_dir/"models"/CE_DIR_NAME
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #04b0d8a0
+def _auto_zsum(n:str, corpus:dict, dense:dict, embedder, cache_dir, pre, field:str) -> HybridScorer:
+    "`zsum:auto[:power]`: z-sum of BM25 (`corpus`) and the bi-encoder (`dense`), each weighted by `pseudo_weights` of its pseudo-query MRR@10 on this corpus (`corpus_pseudo_accuracy`, cached beside the vector cache); the estimate in `.pseudo`."
+    from dataclasses import replace as _replace
+    from finrag.retrieval import corpus_hash
+    from finrag.hierarchical.preretrieval import preprocess_document, preprocess_query
+    try: p = float(n[10:]) if n.startswith("zsum:auto:") else AUTO_POWER
+    except ValueError: raise InputError(f"zsum:auto:<power> needs a number, got {n!r}", field=field) from None
+    members = [BM25Scorer(corpus), BiEncoderScorer(embedder, dense, cache_dir)]
+    view = qfn = None
+    if pre is not None:       # the pipeline's rule-based steps, without its report's counts or LLM calls
+        cfg = _replace(pre.cfg, use_llm=False)
+        view = lambda d: {**d, "title": pre.title(d.get("title", "")), "text": preprocess_document(d["text"], cfg, None, pre.glossary, pre.tokenizer)}
+        qfn = lambda q: preprocess_query(q, cfg, None, pre.glossary, pre.corrector, pre.idf)
+    key = f"{corpus_hash(corpus)}|{members[1].embedder.model_id}|{'pre' if pre is not None else 'raw'}"
+    est = corpus_pseudo_accuracy(members, dense, [view, None], qfn, cache_key=key,
+                                 cache_dir=cache_dir and Path(cache_dir).parent/"pseudo")
+    w = [float(x) for x in pseudo_weights(est["mrr@10"], p)]
+    hs = HybridScorer(members, fusion="z", weights=w)
+    hs.name, hs.pseudo = f"{n}(bm25×{w[0]:.2f}+biencoder×{w[1]:.2f})", est
+    return hs
+
 def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
@@ -40,7 +63,8 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 dense_corpus:dict|None=None, # the bi-encoder's documents (e.g. the raw text, not pre-retrieved); None = `corpus`
                 field:str="scorer",  # the option an unknown name is reported under (e.g. 'stage2')
                 llm=None,            # the LLM judge's client; None = `get_llm()`
-                config:HierarchicalSettings|None=None): # the LLM judge's cut and length (`config.scorer('llm')`); None = `get_settings().hierarchical`
+                config:HierarchicalSettings|None=None, # the LLM judge's cut and length (`config.scorer('llm')`); None = `get_settings().hierarchical`
+                pre:PreRetriever|None=None): # `zsum:auto`: the fitted pre-retrieval that made `corpus` from `dense_corpus` (its pseudo-queries go through the same steps); None = none
     "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder or SPLADE model."
     n = str(name).strip()
     def emb():
@@ -50,6 +74,7 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
     if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
     if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
     if n == "zsum": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)], fusion="z")
+    if n == "zsum:auto" or n.startswith("zsum:auto:"): return _auto_zsum(n, corpus, dense, emb(), cache_dir, pre, field)
     if n.startswith("zsum:"):                       # zsum with BM25's standard scores weighted (bench/stage1_fusion.py)
         try: w = float(n[5:])
         except ValueError: raise InputError(f"zsum:<bm25 weight> needs a number, got {name!r}", field=field) from None
@@ -124,7 +149,7 @@ class HierarchicalRetriever:
         if isinstance(stage2, str) and stage2.strip().lower() == "none": stage2 = None
         with self.timings("build"):
             # per retriever (nbs/experiments/p2_financerag ablation): BM25 scores the pre-retrieved text, the bi-encoder the raw text
-            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1", llm=llm, config=h) if isinstance(stage1, str) else stage1
+            self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1", llm=llm, config=h, pre=self.pre) if isinstance(stage1, str) else stage1
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm, config=h) if isinstance(stage2, str) else stage2) if stage2 else None
         own = h.scorer(getattr(self.stage2, "name", None))
         if self.stage2 is not None and self.pre is not None and (own.raw if stage2_raw is None else stage2_raw):

@@ -156,6 +156,10 @@ class LLMScorer:
         return dict(messages=traversal_messages(query, descs, leaf, self.relevance, self.reasoning),
                     json_schema=traversal_schema(n, self.reasoning, self.reasoning_chars, self.strict), max_tokens=self.max_tokens(n))
 
+    def prompt_estimate(self, query:str, descs:list[str], leaf:bool) -> int:
+        "The prompt tokens of the slate's call (its messages' characters / `CHARS_PER_TOKEN`): what `LatticeSearch.within_budget` checks before sending it."
+        return int(round(sum(len(m["content"]) for m in self.request(query, descs, leaf)["messages"]) / CHARS_PER_TOKEN))
+
     def result(self, r, n:int) -> SlateScores:
         "The `SlateScores` of a slate of `n` from its response `r`, or from the `LLMError` its call gave (refused / timed out: a failed slate; others raise)."
         from finrag.llm import response_usage
@@ -236,6 +240,10 @@ class PointwiseScorer:
         q, d = re.sub(r"\s+", " ", query).strip(), re.sub(r"\s+", " ", desc).strip()
         return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance), max_doc_tokens=100_000)
 
+    def prompt_estimate(self, query:str, descs:list[str], leaf:bool) -> int:
+        "The prompt tokens of the slate's calls, one per item (characters / `CHARS_PER_TOKEN`): what `LatticeSearch.within_budget` checks before sending them."
+        return int(round(sum(len(m["content"]) for d in descs for m in self.messages(query, d, leaf)) / CHARS_PER_TOKEN))
+
     def score_many(self, query:str, slates:list) -> list[SlateScores]:
         "[`SlateScores`] of several slates [(descs, leaf)] of one query: every item of every slate in one `finrag.llm.chat_many` (in order), each slate normalised on its own."
         from finrag.llm import add_usage, chat_many
@@ -282,11 +290,14 @@ class EmbeddingScorer:
         if new: self._cache.update(zip(new, np.asarray(self.embedder.encode(new), dtype=np.float32)))
         return np.stack([self._cache[t] for t in texts])
 
+    def prompt_estimate(self, query:str, descs:list[str], leaf:bool) -> int:
+        "With `count_tokens`: the tokens an LLM scorer would read, (query + descriptions) characters / `CHARS_PER_TOKEN`; else 0 (embeddings cost no LLM tokens)."
+        return int(round((len(query) + sum(len(d) for d in descs)) / CHARS_PER_TOKEN)) if self.count_tokens else 0
+
     def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
         if not descs: return SlateScores([])
         s = self._vecs(descs) @ self._vecs([query])[0]
-        est = int(round((len(query) + sum(len(d) for d in descs)) / CHARS_PER_TOKEN)) if self.count_tokens else 0
-        return SlateScores([float(min(max(x, 0.0), 1.0)) for x in s], prompt_tokens=est)
+        return SlateScores([float(min(max(x, 0.0), 1.0)) for x in s], prompt_tokens=self.prompt_estimate(query, descs, leaf))
 
 # %% ../../nbs/34_lattice.scorers.ipynb #6a0c0be5
 def member_titles(node,      # a `SemanticNode`

@@ -104,7 +104,7 @@ class LatticeSearch:
         self.leaf = np.array([index.is_leaf(i) for i in range(n)])
         self.rng, self.beam, self.trace, self.slates = np.random.default_rng(seed), [0], [], []
         self.counts = dict(calls=0, cache_hits=0, prompt_tokens=0, completion_tokens=0, failed_slates=0, recovered_slates=0, invalid_entries=0)
-        self.t, self.llm_spent = Timings(), False
+        self.t, self.llm_spent, self.budget_spent, self.token_budget = Timings(), False, False, None   # `run` sets the budget
 
     def slate_scorer(self, b:int):
         "The scorer of beam node `b`'s slate: the search's; a routed one's (`RoutedScorer.pick`) by the documents under `b` — its `upper` once the token budget is spent."
@@ -183,8 +183,8 @@ class LatticeSearch:
 # %% ../../nbs/36_lattice.search.ipynb #5fdc67d5
 @patch
 def step(self:LatticeSearch) -> bool:
-    "One iteration: score every beam node's slate (together: `score_slates`), refit, choose the next beam; False when there was nothing to expand."
-    if not self.beam: return False
+    "One iteration: score every beam node's slate that fits the token budget (`within_budget`; together: `score_slates`), refit, choose the next beam; False when there was nothing to expand."
+    if not self.beam or self.budget_spent: return False
     refs, done = None, []
     def leaf_refs():
         nonlocal refs
@@ -194,9 +194,10 @@ def step(self:LatticeSearch) -> bool:
     for b in self.beam:
         if not self.ix.children[b]: self.expanded[b] = True; continue      # a tree that is a single leaf
         items, leafy = self.slate(b, leaf_refs)
-        jobs.append((b, items, leafy))
-    with self.t("score"): scored = self.score_slates([(items, leafy, self.slate_scorer(b)) for b, items, leafy in jobs])   # the beam's slates together
-    for (b, items, leafy), res in zip(jobs, scored):
+        jobs.append((b, items, leafy, self.slate_scorer(b)))
+    jobs = self.within_budget(jobs)
+    with self.t("score"): scored = self.score_slates([(items, leafy, sc) for _, items, leafy, sc in jobs])   # the beam's slates together
+    for (b, items, leafy, _), res in zip(jobs, scored):
         for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"): self.counts[k] += getattr(res, k)
         self.counts["recovered_slates"] += res.recovered; self.counts["invalid_entries"] += res.invalid
         self.slates.append({"node": b, "items": items, "scores": list(res.scores), "failed": res.failed})
@@ -217,12 +218,38 @@ def step(self:LatticeSearch) -> bool:
     self.beam = [int(i) for i in cand[np.lexsort((cand, -self.path[cand]))][: self.beam_size]]
     return True
 
+@patch
+def within_budget(self:LatticeSearch, jobs:list) -> list:
+    """The step's slates [(node, items, leaf slate?, scorer)] that fit `run`'s token budget, in beam order (best first).
+    A slate whose scorer estimates its prompt tokens (`prompt_estimate`: the LLM scorers; the embedding scorer with
+    `count_tokens`) is sent only if the tokens spent plus those of the slates before it in this step plus its own stay
+    within the budget — except the search's first slate, which always goes out (a search that returns nothing helps no
+    one). A slate that does not fit goes to the routed scorer's `upper` (`RoutedScorer`; from then on every slate does,
+    `llm_spent`), or is dropped and the search stops (`budget_spent`). Without a budget, or for a scorer without an
+    estimate, every slate goes out (the budget is then checked between steps only, by `run`)."""
+    budget = self.token_budget
+    if budget is None: return jobs
+    def cost(sc, items, leafy):
+        est = getattr(sc, "prompt_estimate", None)
+        return est(self.query, self.describe(items, sc), leafy) if est else 0
+    spent, out = self.counts["prompt_tokens"], []
+    for b, items, leafy, sc in jobs:
+        c = cost(sc, items, leafy)
+        if c and spent > 0 and spent + c > budget:
+            if getattr(self.scorer, "pick", None) is None: self.budget_spent = True; continue
+            self.llm_spent, sc = True, self.scorer.upper
+            c = cost(sc, items, leafy)
+        spent += c; out.append((b, items, leafy, sc))
+    return out
+
+
 # %% ../../nbs/36_lattice.search.ipynb #293e0cc5
 @patch
 def run(self:LatticeSearch, iterations:int,
-         token_budget:int|None=None # stop once the prompt tokens spent reach this (checked before each step); a routed scorer goes on with its `upper` scorer alone
+         token_budget:int|None=None # prompt tokens of the whole search: checked before each step and, for scorers that estimate their prompts, before each slate (`within_budget`); a routed scorer goes on with its `upper` scorer alone
         ) -> LatticeSearch:
     "Up to `iterations` steps (fewer when the tree is exhausted or the prompt-token budget is spent); returns self."
+    self.token_budget = token_budget
     for _ in range(iterations):
         if token_budget is not None and self.counts["prompt_tokens"] >= token_budget:
             if not hasattr(self.scorer, "pick"): break
