@@ -29,11 +29,12 @@ per member, the members alone included: never below its best member there), and 
 with n and bootstrap 95 % CI, paired CIs against dense and the best baseline, s/query and LLM calls/query. LATTICE with
 hybrid routing (LLM's P(yes) on slates of nodes covering at most `--llm-docs` documents, embeddings above) runs on a
 seeded subset of `--llm-queries` test queries. Per-query LATTICE runs are cached under `<cache_dir>/bench/p3_hybrid/`
-(resumable; delete it after changing the search).
+(resumable; delete it after changing the search). The study is `finrag.lattice.studies.hybrid_routing_study`
+(nbs/37c_lattice.studies.ipynb; nbs/experiments/p3_lattice.ipynb runs it too); `hybrid` writes what it returns.
 `search` prints per-query latency, calls and tokens; cached calls cost ~nothing, so the latency of
 a rerun is not a benchmark (the cache hits are printed). Numbers are printed, never asserted.
 """
-import argparse, itertools, json, os, statistics, sys, time
+import argparse, json, os, statistics, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
@@ -43,11 +44,9 @@ from finrag.datasets import load_dev
 
 
 def scifact_slice(root, n_docs, slice_queries, seed=0) -> BeirDataset:
-    "The experiment's slice: gold abstracts of the first judged train queries + seeded random distractors."
-    ds = load_dev("scifact", root)
-    sl = ds.sample(n_queries=slice_queries).sample(n_docs=n_docs, seed=seed)
-    sl.name = f"{ds.name}-slice{len(sl.corpus)}"
-    return sl
+    "The experiment's slice (`finrag.lattice.studies.lattice_slice`): gold abstracts of the first judged train queries + seeded random distractors."
+    from finrag.lattice.studies import lattice_slice
+    return lattice_slice(load_dev("scifact", root), n_docs=n_docs, n_queries=slice_queries, seed=seed)
 
 
 def build(args):
@@ -163,177 +162,20 @@ def route(args):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# `hybrid` (issue 29): LATTICE with hybrid routing and LATTICE++ with a fusion chosen on development queries
-HYBRID_MEMBERS = ("bm25", "dense", "hybrid rrf", "hybrid z")
-
-
-def _per_query(run, qids, qrels):
-    "{qid: nDCG@10} (`finrag.retrieval.evaluate`, trec_eval semantics; a missing query = an empty ranking)."
-    from finrag.retrieval import evaluate
-    pq = evaluate({q: run.get(q, {}) for q in qids}, {q: qrels[q] for q in qids}, k=(10,), recall_k=(100,))["per_query"]
-    return {q: pq[q]["ndcg@10"] for q in qids}
-
-
-def _summary(pq, qids, seconds=None, calls=None, resamples=2000):
-    "n, mean nDCG@10 and its bootstrap 95 % CI over `qids`; s/query and LLM calls/query when given."
-    from finrag.stats import bootstrap_ci
-    x = np.array([pq[q] for q in qids]); lo, hi = bootstrap_ci(x, n_resamples=resamples)
-    out = {"n": len(qids), "ndcg@10": round(float(x.mean()), 4), "ci": [round(lo, 4), round(hi, 4)]}
-    if seconds is not None: out["s_per_query"] = round(float(seconds), 3)
-    if calls is not None: out["llm_calls_per_query"] = round(float(calls), 2)
-    return out
-
-
-def _diff(pa, pb, qids, resamples=2000):
-    "a − b: paired bootstrap 95 % CI (`finrag.stats.paired_bootstrap_ci`) over `qids`."
-    from finrag.stats import paired_bootstrap_ci
-    c = paired_bootstrap_ci([pa[q] for q in qids], [pb[q] for q in qids], n_resamples=resamples)
-    return {"n": c["n"], "diff": round(c["mean_diff"], 4), "ci": [round(c["ci_low"], 4), round(c["ci_high"], 4)]}
-
-
-def fusion_grid():
-    "The LATTICE++ candidates (fusion, rrf_k, (w_lattice, w_bm25, w_dense)): the members alone first (so a tie keeps the simpler), then weighted fusions."
-    ws = [w for w in itertools.product((0, 0.25, 0.5, 1, 2), (0, 0.5, 1), (0, 0.5, 1)) if any(w)]
-    ws.sort(key=lambda w: (sum(x > 0 for x in w), w))
-    return [("rrf", k, w) for k in (60, 30, 10) for w in ws] + [("z", 60, w) for w in ws]
-
-
-def fusion_label(f, k, w): return (f"rrf k={k}" if f == "rrf" else "z") + " w=" + ",".join(f"{x:g}" for x in w)
-
-
-def _lattice_cached(cache, label, retriever, queries, qids):
-    "{qid: (run, stats)} of a LATTICE retriever, searched one query at a time and stored after each (the run resumes)."
-    f = cache / f"{label}.json"
-    done = json.loads(f.read_text()) if f.exists() else {}
-    todo = [q for q in qids if q not in done]
-    for j, q in enumerate(todo):
-        t0 = time.perf_counter()
-        run = retriever.search({q: queries[q]}, k=100)
-        st = {**retriever.query_stats[q], "wall": round(time.perf_counter() - t0, 3)}
-        done[q] = {"run": run[q], "stats": st}
-        if getattr(retriever.scorer, "pick", None) or j % 25 == 24 or j == len(todo) - 1:
-            f.parent.mkdir(parents=True, exist_ok=True); tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(done)); os.replace(tmp, f)
-        if getattr(retriever.scorer, "pick", None):
-            print(f"    {label} {q}: {st['wall']:.1f} s, {st['calls']} calls ({st['cache_hits']} cached), {st['prompt_tokens']} prompt tokens", flush=True)
-    return {q: done[q] for q in qids}
-
-
+# `hybrid` (issue 29): LATTICE with hybrid routing and LATTICE++ with a fusion chosen on development queries —
+# the study is `finrag.lattice.studies.hybrid_routing_study` (nbs/37c_lattice.studies.ipynb); this writes its result.
 def hybrid(args):
-    import random
     from pathlib import Path
-    from finrag.config import get_settings
-    from finrag.hierarchical.rerank import split_queries
-    from finrag.retrieval import BM25Retriever, DenseRetriever
-    from finrag.lattice.build import build_tree
-    from finrag.lattice.search import LatticeRetriever, fuse_runs
-    from finrag.lattice.eval import tree_stats
+    from finrag.lattice.studies import HYBRID_DEVIATIONS, hybrid_routing_study
     out_path = Path(args.json); res = json.loads(out_path.read_text()) if out_path.exists() else {}
-    cache = Path(get_settings().models.cache_dir); cache = (cache if cache.is_absolute() else Path(__file__).resolve().parent.parent / cache) / "bench" / "p3_hybrid"
-    def save(): out_path.write_text(json.dumps(res, indent=1))
     for name in args.datasets:
-        t_all = time.perf_counter()
         if name == "scifact": ds, rel = scifact_slice(args.data_root, args.docs, args.slice_queries), "scifact"
         else: ds, rel = load_dev("financebench", args.data_root), "finance"
-        dev, test = split_queries(ds, 0.5, seed=0)
-        qd, qt = list(dev.queries), list(test.queries)
-        allq = {q: ds.queries[q] for q in qd + qt}
-        print(f"{ds}: {len(qd)} development + {len(qt)} test queries; load {os.getloadavg()[0]:.1f}", flush=True)
-        t0 = time.perf_counter()
-        tree = build_tree(ds.corpus, "top-down", summarizer="extractive", doc_summarizer="extractive", partitioner="kmeans", progress=False)
-        tree_s = time.perf_counter() - t0
-        print(f"  tree (LLM-free: k-means partitions, extractive summaries): {tree_s:.1f} s, depth {tree.stats['depth']}", flush=True)
-        runs, secs, calls = {}, {}, {}
-        for m, r in (("bm25", BM25Retriever(ds.corpus)), ("dense", DenseRetriever(ds.corpus))):
-            t0 = time.perf_counter(); runs[m] = r.search(allq, k=100); secs[m] = (time.perf_counter() - t0) / len(allq)
-        runs["hybrid rrf"] = fuse_runs([runs["bm25"], runs["dense"]])
-        runs["hybrid z"] = fuse_runs([runs["bm25"], runs["dense"]], "z")   # P2's zsum stage 1 on these two runs
-        for m in ("hybrid rrf", "hybrid z"): secs[m] = secs["bm25"] + secs["dense"]
-        # LATTICE with embedding-only routing: node descriptions and beam chosen on the development half
-        emb = {}
-        for desc in ("titles", "summary"):
-            for beam in (2, 4):
-                lab = f"lattice embedding ({desc}, beam {beam})"
-                lr = LatticeRetriever(tree, scorer="embedding", embed_desc=desc, beam=beam, relevance=rel, progress=False)
-                got = _lattice_cached(cache / ds.name, lab, lr, allq, qd + qt)
-                runs[lab] = {q: v["run"] for q, v in got.items()}
-                secs[lab] = float(np.mean([v["stats"]["wall"] for v in got.values()])); calls[lab] = 0.0
-                emb[lab] = (desc, beam, lr.config)
-        pq = {m: _per_query(r, qd + qt, ds.qrels) for m, r in runs.items()}
-        dev_mean = lambda m: float(np.mean([pq[m][q] for q in qd]))
-        best_emb = max(emb, key=dev_mean)
-        desc, beam, emb_cfg = emb[best_emb]
-        print("  embedding LATTICE on dev: " + ", ".join(f"{m.split('(')[1][:-1]} {dev_mean(m):.4f}" for m in emb) + f" -> {best_emb}", flush=True)
-        # LATTICE++: the fusion of (LATTICE, BM25, dense) chosen on the development half
-        L = runs[best_emb]
-        grid = fusion_grid()
-        scored = []
-        for f, k, w in grid:
-            fr = fuse_runs([L, runs["bm25"], runs["dense"]], f, w, k)
-            scored.append((float(np.mean(list(_per_query(fr, qd, ds.qrels).values()))), (f, k, w)))
-        best_val, (bf, bk, bw) = max(scored, key=lambda x: x[0])      # max keeps the first of equal values (the simpler)
-        old = fuse_runs([L, runs["bm25"], runs["dense"]], "rrf", None, 60)
-        runs["lattice++ (embedding; old rrf k=60)"] = old
-        runs["lattice++ (embedding)"] = fuse_runs([L, runs["bm25"], runs["dense"]], bf, bw, bk)
-        for m in ("lattice++ (embedding; old rrf k=60)", "lattice++ (embedding)"): secs[m] = secs[best_emb] + secs["bm25"] + secs["dense"]; calls[m] = 0.0
-        for m in ("lattice++ (embedding; old rrf k=60)", "lattice++ (embedding)"): pq[m] = _per_query(runs[m], qd + qt, ds.qrels)
-        print(f"  LATTICE++ fusion chosen on dev: {fusion_label(bf, bk, bw)} ({best_val:.4f}; old rrf k=60 {dev_mean('lattice++ (embedding; old rrf k=60)'):.4f})", flush=True)
-        # why the old fusion lost: how many LATTICE documents enter it, how good they are
-        n_lat = [len(L.get(q, {})) for q in qd]
-        diag = {"lattice_docs_per_query": {"mean": round(float(np.mean(n_lat)), 1), "min": int(min(n_lat)), "max": int(max(n_lat))},
-                "lattice_dev_ndcg@10": round(dev_mean(best_emb), 4), "bm25_dev": round(dev_mean("bm25"), 4), "dense_dev": round(dev_mean("dense"), 4),
-                "old_rrf_k60_dev": round(dev_mean("lattice++ (embedding; old rrf k=60)"), 4),
-                "top_by_dev": [{"fusion": fusion_label(*c), "ndcg@10": round(v, 4)} for v, c in sorted(scored, key=lambda x: -x[0])[:8]]}
-        # LATTICE hybrid routing (LLM below llm_docs documents) on a seeded subset of the test half; LATTICE++ with the fusion above
-        rng = random.Random(0); lq = sorted(rng.sample(qt, min(args.llm_queries, len(qt))), key=qt.index)
-        hyb_lab = f"lattice hybrid ({desc}, beam {beam}, llm_docs {args.llm_docs}, budget {args.budget})"
-        hyb = None
-        if lq:
-            lr = LatticeRetriever(tree, scorer="hybrid", embed_desc=desc, beam=beam, relevance=rel, llm_docs=args.llm_docs,
-                                  token_budget=args.budget, slate_tokens=args.slate_tokens, progress=False)
-            print(f"  {hyb_lab} on {len(lq)} test queries, LLM {lr.scorer.lower.llm.model}", flush=True)
-            got = _lattice_cached(cache / ds.name, hyb_lab, lr, allq, lq)
-            H = {q: v["run"] for q, v in got.items()}
-            runs[hyb_lab] = H; pq[hyb_lab] = _per_query(H, lq, ds.qrels)
-            secs[hyb_lab] = float(np.mean([v["stats"]["wall"] for v in got.values()])); calls[hyb_lab] = float(np.mean([v["stats"]["calls"] for v in got.values()]))
-            hp = "lattice++ (hybrid)"
-            runs[hp] = fuse_runs([H, runs["bm25"], runs["dense"]], bf, bw, bk); pq[hp] = _per_query(runs[hp], lq, ds.qrels)
-            secs[hp] = secs[hyb_lab] + secs["bm25"] + secs["dense"]; calls[hp] = calls[hyb_lab]
-            hyb = {"label": hyb_lab, "config": lr.config, "llm": lr.scorer.lower.llm.model, "queries": len(lq),
-                   "cache_hits_per_query": round(float(np.mean([v["stats"]["cache_hits"] for v in got.values()])), 2),
-                   "prompt_tokens_per_query": round(float(np.mean([v["stats"]["prompt_tokens"] for v in got.values()])), 1),
-                   "leaves_scored_per_query": round(float(np.mean([v["stats"]["leaves_scored"] for v in got.values()])), 1)}
-        base = ["bm25", "dense", "hybrid rrf", "hybrid z"]
-        shown = base + [best_emb, "lattice++ (embedding; old rrf k=60)", "lattice++ (embedding)"]
-        def table(qids, names):
-            t = {m: _summary(pq[m], qids, secs.get(m), calls.get(m, 0.0)) for m in names}
-            best_base = max(base, key=lambda m: np.mean([pq[m][q] for q in qids]))
-            cmp = {"best baseline": best_base}
-            for m in names:
-                if m in base: continue
-                cmp[f"{m} - dense"] = _diff(pq[m], pq["dense"], qids)
-                cmp[f"{m} - {best_base}"] = _diff(pq[m], pq[best_base], qids)
-            return {"methods": t, "paired": cmp}
-        R = {"dataset": ds.name, "n_docs": len(ds.corpus), "split": "finrag.hierarchical.rerank.split_queries(ds, 0.5, seed=0): settings chosen on dev, reported on test",
-             "n_dev": len(qd), "n_test": len(qt),
-             "tree": {**tree_stats(tree), "build_seconds": round(tree_s, 1), "llm_free": True},
-             "embedding_choice_dev": {m: round(dev_mean(m), 4) for m in emb}, "embedding_chosen": best_emb, "embedding_config": emb_cfg,
-             "fusion_chosen": {"fusion": bf, "rrf_k": bk, "weights": list(bw), "label": fusion_label(bf, bk, bw), "dev_ndcg@10": round(best_val, 4),
-                               "candidates": len(grid)}, "fusion_diagnosis": diag,
-             "dev": table(qd, shown), "test": table(qt, shown)}
-        if hyb:
-            R["hybrid"] = hyb
-            R["test_llm_subset"] = table(lq, shown + [hyb_lab, "lattice++ (hybrid)"])
-        R["seconds_total"] = round(time.perf_counter() - t_all, 1)
-        res[name] = R
-        res["deviations"] = [
-            "LLM-free trees (k-means partitions, extractive summaries): seconds to build, not the paper's LLM-built tree",
-            "hybrid routing: slates of nodes covering more than llm_docs documents scored by MiniLM cosine on member titles/summaries (no LLM); "
-            "the smaller ones by the packaged LLM's P(yes) per item (pointwise), not the paper's listwise Gemini calls; once the token budget "
-            "is spent the search goes on with the embeddings alone",
-            "LATTICE hybrid on a seeded subset of the test half only (the LLM budget); llm_docs and the budget fixed beforehand (results/p3_routing.json: "
-            "the LLM is good on small deep slates), not chosen on dev; LATTICE++ (hybrid) uses the fusion chosen on dev with the embedding LATTICE",
-            "SciFact: a 1,000-abstract slice (gold of the first slice_queries judged train queries + seeded distractors)"]
-        save(); print(f"  wrote {out_path} [{name}] in {R['seconds_total']:.0f} s", flush=True)
+        R = hybrid_routing_study(ds, relevance=rel, llm_queries=args.llm_queries, llm_docs=args.llm_docs, budget=args.budget,
+                                 slate_tokens=args.slate_tokens, progress=True)   # per-query runs cached under <finrag cache>/bench/p3_hybrid/<dataset>/
+        res[name] = R; res["deviations"] = HYBRID_DEVIATIONS
+        out_path.parent.mkdir(parents=True, exist_ok=True); out_path.write_text(json.dumps(res, indent=1))
+        print(f"  wrote {out_path} [{name}] in {R['seconds_total']:.0f} s", flush=True)
 
 
 def main():

@@ -30,6 +30,17 @@ def _p3_lattice(out):
     assert set(r["trees"]) == {"scifact main", "scifact bottom-up"}, r["trees"]
     fb = r["financebench"]
     assert fb["n_queries"] == 1 and "lattice++ pointwise" in fb["main"], fb
+    # issue 29 (finrag.lattice.studies): hybrid routing / LATTICE++ chosen on dev without the LLM (hybrid_llm_queries 0), the grown tree
+    h = out["p3_quick_hybrid.json"]
+    assert list(h) == ["scifact", "deviations", "financebench"], list(h)
+    assert (h["scifact"]["dataset"], h["scifact"]["n_dev"] + h["scifact"]["n_test"]) == ("beir_sample-slice40", 4), h["scifact"]["dataset"]
+    assert h["financebench"]["n_dev"] + h["financebench"]["n_test"] == 16 and not any("hybrid" in R for R in (h["scifact"], h["financebench"]))
+    for R in (h["scifact"], h["financebench"]):
+        assert R["fusion_chosen"]["candidates"] == 176 and R["dev"]["methods"]["lattice++ (embedding)"]["ndcg@10"] == R["fusion_chosen"]["dev_ndcg@10"], R["fusion_chosen"]
+        assert all(v["ci"][0] <= v["ndcg@10"] <= v["ci"][1] and v["n"] == R["n_test"] for v in R["test"]["methods"].values()), R["test"]
+    g = out["p3_quick_grow.json"]
+    assert (g["n_docs"], g["n_added"], g["batches"], g["stale_share"]["tried"], g["tree"]["grown_problems"]) == (40, 8, 2, [0.0, 0.5], []), g
+    assert g["n_queries"] + g["stale_share"]["n_dev_queries"] == 4 and g["tree"]["grown"]["n_leaves"] == 40, g["tree"]
 def _p2_financerag(out):
     # quick overrides: the made-up BEIR sample (data/sample/beir_sample), 6 queries per half, judged docs + 12 others,
     # the LLM stage 2 on 2 queries with the tiny tier (both document cuts), no answers
