@@ -244,7 +244,9 @@ def grow_tree(base:dict,          # {'root': SemanticNode.to_dict(), 'stats': ..
               corpus:dict,        # {doc id: document} holding the added documents
               embeddings:dict,    # {doc id: vector}
               embedder,           # of the routing scorer and the splits
-              stale_share:float) -> tuple:
+              stale_share:float,  # `add_documents(stale_share=…)`
+              spill:bool=True     # `add_documents(spill=…)`
+             ) -> tuple:
     "(a fresh copy of `base` grown by `add_documents` batch by batch, the batches' update records with their wall seconds)."
     from finrag.lattice.tree import SemanticNode, SemanticTree
     from finrag.lattice.update import add_documents
@@ -252,24 +254,24 @@ def grow_tree(base:dict,          # {'root': SemanticNode.to_dict(), 'stats': ..
     recs = []
     for b in batches:
         t0 = time.perf_counter()
-        add_documents(t, {d: corpus[d] for d in b}, embedder=embedder, embeddings=embeddings, stale_share=stale_share)
+        add_documents(t, {d: corpus[d] for d in b}, embedder=embedder, embeddings=embeddings, stale_share=stale_share, spill=spill)
         recs.append(t.stats["updates"][-1] | {"wall_seconds": round(time.perf_counter() - t0, 3)})
     return t, recs
 
 # %% ../../nbs/37c_lattice.studies.ipynb #e1917290
-def _grow_variants(base, batches, corpus, vec, emb, stale_shares, dev, scorer, progress, dev_rebuilt) -> dict:
-    "{stale_share: {tree, recs, dev_res, cost, problems}}: the tree grown with each stale share, scored on the development half."
+def _grow_variants(base, batches, corpus, vec, emb, stale_shares, spills, dev, scorer, progress, dev_rebuilt) -> dict:
+    "{(stale_share, spill): {tree, recs, dev_res, cost, problems}}: the tree grown with each setting, scored on the development half."
     from finrag.lattice.update import tree_problems
     variants = {}
-    for stale in [float(x) for x in stale_shares]:
-        t, recs = grow_tree(base, batches, corpus, vec, emb, stale)
+    for stale, spill in [(float(x), bool(s)) for s in spills for x in stale_shares]:
+        t, recs = grow_tree(base, batches, corpus, vec, emb, stale, spill)
         res, _, _ = lattice_ndcg_per_query(t, dev, scorer)            # the choice sees the development half only
-        cost = {"nodes_resummarised": int(sum(r["nodes_resummarised"] for r in recs)), "splits": int(sum(r["splits"] for r in recs)),
+        cost = {"nodes_resummarised": int(sum(r["nodes_resummarised"] for r in recs)), "splits": int(sum(r["splits"] for r in recs)), "spills": int(sum(r.get("spills", 0) for r in recs)),
                 "llm_calls": int(sum(r["llm"]["calls"] for r in recs)), "prompt_tokens": int(sum(r["llm"]["prompt_tokens"] for r in recs)),
                 "completion_tokens": int(sum(r["llm"]["completion_tokens"] for r in recs)), "seconds": round(sum(r["wall_seconds"] for r in recs), 3)}
-        variants[stale] = dict(tree=t, recs=recs, dev_res=res, cost=cost, problems=tree_problems(t))
-        if progress: print(f"  stale_share {stale}: dev nDCG@10 {np.mean([res[q] for q in dev.queries]):.4f} (rebuilt {dev_rebuilt:.4f}), "
-                           f"cost {cost}, invariants {variants[stale]['problems'] or 'hold'}", flush=True)
+        variants[stale, spill] = v = dict(tree=t, recs=recs, dev_res=res, cost=cost, problems=tree_problems(t))
+        if progress: print(f"  stale_share {stale}, spill {spill}: dev nDCG@10 {np.mean([res[q] for q in dev.queries]):.4f} (rebuilt {dev_rebuilt:.4f}), "
+                           f"cost {cost}, invariants {v['problems'] or 'hold'}", flush=True)
     return variants
 
 # %% ../../nbs/37c_lattice.studies.ipynb #dac9d973
@@ -278,6 +280,7 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
                batches:int=5,             # the added documents arrive in this many batches
                add_share:float=0.2,       # share of the documents added (seeded draw); the tree is built on the rest
                stale_shares=(0, 0.1, 0.25), # `add_documents(stale_share=…)` values tried; one is chosen on the development half
+               spills=(False, True),      # `add_documents(spill=…)` values tried, with each stale share; one is chosen there too
                seed:int=0,                # the draw of the added documents and the query split
                command:str|None=None,     # what produced the result (its 'command' field)
                trees:dict|None=None,      # when given, filled with the 'grown' and 'rebuilt' `SemanticTree`s (e.g. for `plot_tree`)
@@ -311,9 +314,11 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     res_p, _, _ = lattice_ndcg_per_query(t80, test, scorer)
     parts = [b.tolist() for b in np.array_split(np.array(new), batches)]
     dev_of = lambda res: float(np.mean([res[q] for q in dev.queries]))
-    variants = _grow_variants(base, parts, sl.corpus, vec, emb, stale_shares, dev, scorer, progress, dev_of(res_r))
-    ref = dev_of(variants[min(variants)]["dev_res"])   # the default: the largest stale share within 1 % of always refreshing (dev)
-    chosen = max(s for s, v in variants.items() if dev_of(v["dev_res"]) >= 0.99 * ref)
+    variants = _grow_variants(base, parts, sl.corpus, vec, emb, stale_shares, spills, dev, scorer, progress, dev_of(res_r))
+    ref_key = min(variants, key=lambda k: (k[0], k[1]))   # always refresh, split before spilling: the reference setting
+    ref = dev_of(variants[ref_key]["dev_res"])            # the default: the cheapest setting within 1 % of it (dev)
+    chosen = min((k for k, v in variants.items() if dev_of(v["dev_res"]) >= 0.99 * ref),
+                 key=lambda k: (variants[k]["cost"]["nodes_resummarised"], -dev_of(variants[k]["dev_res"])))
     v = variants[chosen]
     v["res"], v["rec"], v["secs"] = lattice_ndcg_per_query(v["tree"], test, scorer)   # the report: the other half
     qs = sorted(test.queries)
@@ -328,15 +333,17 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     pct = round(100 * add_share)
     out = {
         "what": f"LATTICE tree grown by add_documents ({100 - pct} % built + {pct} % added in batches) vs a full rebuild on 100 %, {sl.name}",
-        "command": command or f"finrag.lattice.studies.grow_study(batches={batches}, add_share={add_share}, stale_shares={list(stale_shares)}, seed={seed})",
+        "command": command or f"finrag.lattice.studies.grow_study(batches={batches}, add_share={add_share}, stale_shares={list(stale_shares)}, spills={list(spills)}, seed={seed})",
         "dataset": sl.name, "n_docs": len(ids), "n_built": len(old), "n_added": len(new), "batches": batches, "seed": seed,
         "build": GROW_BUILD | {"branching": t80.stats.get("branching_target"), "max_leaf_docs": t80.stats.get("max_leaf_docs")},
         "search": {"scorer": "embedding", "beam": 2, "iterations": 20, "k": 10},
         "deviations": ["partitioner=kmeans and summarizer=extractive (no LLM: the LLM cache is empty and the 1.5B is slow on this CPU)",
                        "scorer=embedding (MiniLM cosine of node descriptions) routes both the insertions and the search"],
-        "stale_share": {"tried": sorted(variants), "chosen": chosen, "rule": "largest whose dev-half nDCG@10 >= 0.99 x that of stale_share=0",
-                        "dev": {str(s): {"ndcg@10": dev_of(x["dev_res"]), **x["cost"]} for s, x in variants.items()},
+        "stale_share": {"tried": sorted({s for s, _ in variants}), "chosen": chosen[0],
+                        "rule": f"fewest nodes re-summarised among the settings whose dev-half nDCG@10 >= 0.99 x that of stale_share={ref_key[0]}, spill={ref_key[1]}",
+                        "dev": {f"stale_share {s}, spill {sp}": {"ndcg@10": dev_of(x["dev_res"]), **x["cost"]} for (s, sp), x in variants.items()},
                         "dev_rebuilt_ndcg@10": dev_of(res_r), "n_dev_queries": len(dev.queries)},
+        "spill": {"tried": sorted({sp for _, sp in variants}), "chosen": chosen[1]},
         "n_queries": len(qs), "report_half": f"test (split_queries seed {seed})",
         "ndcg@10": {"grown": float(g.mean()), "rebuilt": float(r_.mean()), "built_80_no_additions": float(np.mean([res_p[q] for q in qs])),
                     "grown_ci95": list(bootstrap_ci(g)), "rebuilt_ci95": list(bootstrap_ci(r_)),
@@ -354,6 +361,6 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
                    "cost_share_at_most_0.20_seconds": out["cost_share"]["seconds"] <= 0.20}
     if progress:
         n = out["ndcg@10"]
-        print(f"stale_share {chosen} (dev); test half, {len(qs)} queries: nDCG@10 grown {n['grown']:.4f}, rebuilt {n['rebuilt']:.4f}, "
+        print(f"stale_share {chosen[0]}, spill {chosen[1]} (dev); test half, {len(qs)} queries: nDCG@10 grown {n['grown']:.4f}, rebuilt {n['rebuilt']:.4f}, "
               f"built without additions {n['built_80_no_additions']:.4f}; grown − rebuilt {ci['mean_diff']:+.4f} [{ci['ci_low']:+.4f}, {ci['ci_high']:+.4f}]")
     return out

@@ -15,7 +15,7 @@ from .build import _assign_ids, _leaf_desc, kmeans_split, merge_small_clusters, 
 from .scorers import EmbeddingScorer, slate_descriptions
 
 # %% auto #0
-__all__ = ['STALE_SHARE', 'tree_problems', 'add_documents', 'remove_documents']
+__all__ = ['SPILL', 'STALE_SHARE', 'tree_problems', 'add_documents', 'remove_documents']
 
 # %% ../../nbs/33b_lattice.update.ipynb #8538589b
 def tree_problems(tree,                        # a `SemanticTree` (or its root `SemanticNode`)
@@ -40,6 +40,7 @@ def tree_problems(tree,                        # a `SemanticTree` (or its root `
     return out
 
 # %% ../../nbs/33b_lattice.update.ipynb #6fb6dc18
+SPILL = True        # chosen by finrag.lattice.studies.grow_study on the dev half of the SciFact slice (results/p3_grow.json)
 STALE_SHARE = 0.5   # chosen by bench/lattice_grow.py on the dev half of the SciFact slice (results/p3_grow.json: dev nDCG@10 0.623 vs 0.565 at 0.1, 80 vs 223 nodes re-summarised)
 
 # %% ../../nbs/33b_lattice.update.ipynb #2aea854f
@@ -61,7 +62,7 @@ def _depths(root:SemanticNode) -> dict:
 class _Updater:
     "What `add_documents` and `remove_documents` share: the tree's settings, the scorer that routes, the summariser, the counts."
     def __init__(self, tree:SemanticTree, llm=None, scorer=None, embedder=None, summarizer=None, doc_summarizer=None,
-                 llm_depth=None, branching=None, max_leaf_docs=None, context_tokens=None, seed=0, texts=(), stale_share=None, embeddings=None):
+                 llm_depth=None, branching=None, max_leaf_docs=None, context_tokens=None, seed=0, texts=(), stale_share=None, embeddings=None, spill=None):
         if not isinstance(tree, SemanticTree): raise InputError(f"expected a SemanticTree, got {type(tree).__name__}", field="tree")
         st, L = tree.stats, get_settings().lattice
         self.tree, self.seed = tree, seed
@@ -77,11 +78,14 @@ class _Updater:
         self.vectors = EmbeddingScorer(embedder)              # document / node embeddings for the splits (cached per text)
         self.scorer = scorer if scorer is not None else self.vectors   # the navigator's scorer routes: (query, descs, leaf) -> SlateScores
         self.ex = ExtractiveSummarizer([l.desc for l in tree.leaves()] + list(texts))
-        self.counts = {"summary_cluster": {}, "summary_doc": {}, "splits": 0, "collapsed": 0, "removed_nodes": 0}
+        self.counts = {"summary_cluster": {}, "summary_doc": {}, "splits": 0, "spills": 0, "collapsed": 0, "removed_nodes": 0}
         self.resummarised = 0
         self.stale_share = STALE_SHARE if stale_share is None else float(stale_share)
         if not 0 <= self.stale_share < 1: raise InputError(f"stale_share must be in [0, 1), got {stale_share}", field="stale_share")
         self.known = {str(k): np.asarray(v, dtype=np.float32) for k, v in (embeddings or {}).items()}   # doc id -> embedding
+        self.spill = SPILL if spill is None else bool(spill)
+        for l in tree.leaves():                # a leaf whose document embedding is known is scored by it (no re-encoding)
+            if l.doc_id in self.known: self.vectors._cache.setdefault(l.desc, self.known[l.doc_id])
 
     def touch(self, node:SemanticNode, n:int=1):
         "Count `n` documents added or removed under `node` since its summary was written."
@@ -121,7 +125,7 @@ class _Updater:
         "Renumber the internal nodes, update the shape statistics and append this update's record to `stats['updates']`."
         root = self.tree.root
         _assign_ids(root)
-        rec = {"op": op, "docs": n_docs, "nodes_resummarised": self.resummarised, "splits": self.counts["splits"],
+        rec = {"op": op, "docs": n_docs, "nodes_resummarised": self.resummarised, "splits": self.counts["splits"], "spills": self.counts["spills"],
                "collapsed": self.counts["collapsed"], "removed_nodes": self.counts["removed_nodes"],
                "summaries": {"documents": self.counts["summary_doc"], "clusters": self.counts["summary_cluster"]},
                "llm": self.usage.as_dict(), "seconds": {k: round(v, 3) for k, v in self.t.items()} | {"total": round(self.t.total, 3)}}
@@ -147,6 +151,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
                   branching:int|None=None, max_leaf_docs:int|None=None, # limits; None = the tree's
                   context_tokens:int|None=None, seed:int=0,
                   embeddings=None,            # {doc id: vector} of the new (and optionally the tree's) documents; None = `corpus_embeddings` of the new ones (the build's disk cache)
+                  spill:bool|None=None,       # a document routed to a full leaf cluster goes to the best-scoring sibling cluster with room (no split) when there is one; None = SPILL
                   stale_share:float|None=None # a node on a changed path is re-summarised when more than this share of its documents changed since its summary; 0 = always; None = STALE_SHARE
                  ) -> SemanticTree:
     "Insert each new document under the node its route ends at, split nodes over the branching limit (k-means, as the build), refresh the stale summaries on the changed paths only; `stats['updates'][-1]` counts what was re-summarised."
@@ -157,7 +162,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
     if dup: raise InputError(f"{len(dup)} document(s) already in the tree (e.g. {dup[0]!r}): remove them first to replace them", field="id")
     docs = {d: title_and_text(corpus[d]) for d in corpus}
     u = _Updater(tree, llm, scorer, embedder, summarizer, doc_summarizer, llm_depth, branching, max_leaf_docs, context_tokens, seed,
-                 [f"{t} {x}" for t, x in docs.values()], stale_share, embeddings)
+                 [f"{t} {x}" for t, x in docs.values()], stale_share, embeddings, spill)
     with u.t("embed"):
         todo = [d for d in docs if d not in u.known]
         if todo:
@@ -172,14 +177,20 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
         leaf = SemanticNode(d, _leaf_desc(title, text), doc_id=d, summary=sums[d])
         if u.scorer is u.vectors: u.vectors._cache.setdefault(leaf.desc, u.known[d])   # the document's embedding is its query vector
         with u.t("route"):
-            node, path = root, [root]
+            node, path, up = root, [root], None
             if root.is_leaf:                   # a tree of one document: a root above both
                 tree.root = root = SemanticNode("", root.desc, [root], summary=root.summary); node, path = root, [root]
             while not all(c.is_leaf for c in node.children):
                 sc = [-np.inf if s is None else s for s in u.scorer(leaf.desc, describe(node.children), False).scores]
                 best = node.children[int(np.argmax(sc))]
                 if best.is_leaf: break         # closest to a document of this node: insert beside it
-                node = best; path.append(node)
+                up = (node, sc); node = best; path.append(node)
+            if u.spill and up is not None and all(c.is_leaf for c in node.children) and len(node.children) >= u.max_leaf:
+                parent, sc = up                # a full leaf cluster: the next-best sibling cluster with room takes the document
+                for j in np.argsort(sc)[::-1]:
+                    c = parent.children[int(j)]
+                    if c is not node and c.children and all(x.is_leaf for x in c.children) and len(c.children) < u.max_leaf:
+                        node = path[-1] = c; u.counts["spills"] += 1; break
         node.children.append(leaf)
         for p in path: dirty[id(p)] = p; u.touch(p)
         with u.t("split"):
