@@ -40,8 +40,9 @@ def tree_problems(tree,                        # a `SemanticTree` (or its root `
     return out
 
 # %% ../../nbs/33b_lattice.update.ipynb #6fb6dc18
-SPILL = True        # chosen by finrag.lattice.studies.grow_study on the dev half of the SciFact slice (results/p3_grow.json)
-STALE_SHARE = 0.5   # chosen by bench/lattice_grow.py on the dev half of the SciFact slice (results/p3_grow.json: dev nDCG@10 0.623 vs 0.565 at 0.1, 80 vs 223 nodes re-summarised)
+SPILL = True        # chosen with STALE_SHARE by finrag.lattice.studies.grow_study on 55 dev queries of the SciFact slice (results/p3_grow.json)
+STALE_SHARE = 0.5   # dev nDCG@10 0.655 and 41 nodes re-summarised (stale 0.5 + spill) vs 0.629 / 80 (no spill), 0.544 / 312 (stale 0, no spill)
+
 
 # %% ../../nbs/33b_lattice.update.ipynb #2aea854f
 def _parents(root:SemanticNode) -> dict:
