@@ -3,7 +3,7 @@ other 20 % in batches (`finrag.lattice.update.add_documents`), and compare with 
 LATTICE search on the slice's judged queries (paired bootstrap CI of grown − rebuilt) and the cost of the growth
 (nodes re-summarised, LLM calls, tokens, seconds) against the rebuild's.
 
-    python bench/lattice_grow.py [--docs 1000] [--slice-queries 100] [--batches 5] [--add-share 0.2]
+    python bench/lattice_grow.py [--docs 1000] [--slice-queries 200] [--batches 5] [--add-share 0.2]
                                  [--stale 0,0.1,0.25,0.5] [--spill off,on] [--seed 0] [--json results/p3_grow.json]
 
 The study is `finrag.lattice.studies.grow_study` (nbs/37c_lattice.studies.ipynb; nbs/experiments/p3_lattice.ipynb
@@ -25,7 +25,7 @@ from pathlib import Path
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data-root", default=None); ap.add_argument("--docs", type=int, default=1000)
-    ap.add_argument("--slice-queries", type=int, default=100); ap.add_argument("--batches", type=int, default=5)
+    ap.add_argument("--slice-queries", type=int, default=200); ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--add-share", type=float, default=0.2); ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--stale", default="0,0.1,0.25,0.5", help="stale_share values tried; the default is chosen on the development half")
     ap.add_argument("--spill", default="off,on", help="spill settings tried (off, on), with each stale share; chosen on the development half too")

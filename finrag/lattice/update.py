@@ -40,9 +40,8 @@ def tree_problems(tree,                        # a `SemanticTree` (or its root `
     return out
 
 # %% ../../nbs/33b_lattice.update.ipynb #6fb6dc18
-SPILL = True        # chosen with STALE_SHARE by finrag.lattice.studies.grow_study on 55 dev queries of the SciFact slice (results/p3_grow.json)
-STALE_SHARE = 0.5   # dev nDCG@10 0.655 and 41 nodes re-summarised (stale 0.5 + spill) vs 0.629 / 80 (no spill), 0.544 / 312 (stale 0, no spill)
-
+SPILL = False       # chosen with STALE_SHARE by finrag.lattice.studies.grow_study on 103 dev queries of the SciFact slice (results/p3_grow.json)
+STALE_SHARE = 0.0   # dev nDCG@10 0.474, 341 nodes re-summarised (stale 0, no spill: the reference) vs 0.449 / 74 (stale 0.5), 0.417 / 285 (spill), 0.452 / 39 (both)
 
 # %% ../../nbs/33b_lattice.update.ipynb #2aea854f
 def _parents(root:SemanticNode) -> dict:
