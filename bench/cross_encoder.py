@@ -1,37 +1,40 @@
-"""P2 stage 2 (issue 26): the cross-encoder of `finrag train cross-encoder` over stage 1's best 20, against stage 1 alone, on the test halves.
+"""P2 stage 2 with the cross-encoder finrag trained (nbs/06c_train): candidates chosen on the choosing halves, reported on the other halves.
 
-    python bench/cross_encoder.py [--data ../shared/data] [--queries 100] [--pool 20] [--out results/p2_cross_encoder.json]
+    python bench/cross_encoder.py [--model DIR] [--fp32 DIR] [--queries 150] [--out results/train_cross_encoder.json]
 
-Per development corpus (`finrag.datasets.load_dev`): the test half of `split_queries(ds, 0.5, seed=0)` (the cross-encoder
-was trained on the other half only), at most `--queries` of it (seeded sample; all where fewer). Through the one
-evaluation loop (`finrag.retrieval.eval_retrieval` of a `HierarchicalRetriever`):
-
-- `stage1`: the default pipeline, stage 1 alone (`[hierarchical] stage1`, no stage 2);
-- `ce`: stage 1, then the cross-encoder re-scores stage 1's best `--pool` (raw query and documents, the query window of
-  its recipe), its order alone (`fusion none`);
-- `ce+interp`: the same scores interpolated with stage 1's (min-max, `[hierarchical] weight` of stage 2 = 0.2: not
-  tuned on these queries).
-
-For each: n, nDCG@10, nDCG@20, ms/query, and the difference to `stage1` (paired bootstrap 95 % CI over queries,
-`finrag.stats.paired_bootstrap_ci`; sign-flip randomisation p). The cross-encoder becomes a default only if its CI is
-above stage 1 on every corpus. Per-query values are cached under `<cache_dir>/bench/cross_encoder/` by model, dataset
-and variant (the run resumes; delete the folder after retraining).
+Protocol (`finrag.protocol`). Each development corpus (`finrag.datasets.load_dev`: FinanceBench, FinQA, TAT-QA dev,
+SciFact) is split by `split_queries(ds, 0.5, seed=0)` into a choosing half and a reporting half (at most `--queries` of
+each, seeded sample; all where fewer). The cross-encoder never saw any of them (it is trained on `tatqa-train-a` and
+`financial-qa-10k`). Candidates, each a `HierarchicalRetriever` through the one evaluation loop
+(`finrag.retrieval.eval_retrieval`): stage 1 alone (`[hierarchical] stage1`), and stage 1 then the cross-encoder over
+stage 1's best N (N = 20, 50), its scores alone (interp weight 1) or interpolated with stage 1's (min-max, weight 0.5),
+reading the raw query and documents. `choose_never_below` picks on the choosing halves (nDCG@10, each corpus weighing
+the same, never more than 0.005 below stage 1 on any corpus); `report_vs` reports the choice against stage 1 and against
+the best single retriever (BM25, dense) on the reporting halves with paired bootstrap 95 % CIs, per corpus and pooled.
+The int8 model is compared with its fp32 export on the reporting halves (the chosen candidate). Speed (nothing else
+running is the caller's job): ms per pair int8 vs fp32 on 640 real pairs, stage-2 ms/query at N = 20, 50, 100 on 30
+queries. Per-query values are cached under `<cache_dir>/bench/cross_encoder/<model tag>/` (the run resumes).
 """
-import argparse, json, os, random, sys, warnings, logging
+import argparse, json, os, random, sys, time, warnings, logging
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
 import numpy as np
 
 KS = (10, 20)
+DATASETS = ["financebench", "finqa", "tatqa", "scifact"]
+CANDIDATES = {"ce@20": (20, 1.0), "ce@20+interp": (20, 0.5), "ce@50": (50, 1.0), "ce@50+interp": (50, 0.5)}
+
+
+SHARED = ("stage1", "bm25", "dense")   # runs that do not depend on the cross-encoder: cached once for every model
 
 
 def measure(ds, label, build, cache: Path) -> dict:
-    "{method, ms_per_query, per_query {qid: {ndcg@10, ndcg@20}}} of one retriever, cached."
-    f = cache/f"{ds.name}.{label}.json"
+    "{method, ms_per_query, per_query {qid: {ndcg@10, ndcg@20}}} of one retriever on `ds`, cached."
+    f = (cache.parent/"shared" if label in SHARED else cache)/f"{ds.name}.{label}.json"
     if f.exists(): return json.loads(f.read_text())
     from finrag.retrieval import eval_retrieval
-    r = eval_retrieval(ds, build(), k=KS, progress=True)
+    r = eval_retrieval(ds, build, k=KS, progress=True) if isinstance(build, str) else eval_retrieval(ds, build(), k=KS, progress=True)
     out = {"method": r.method, "ms_per_query": round(r.ms_per_query, 1),
            "per_query": {q: {m: round(v[m], 6) for m in (f"ndcg@{k}" for k in KS)} for q, v in r.per_query.items()}}
     f.parent.mkdir(parents=True, exist_ok=True); tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(out)); os.replace(tmp, f)
@@ -39,62 +42,132 @@ def measure(ds, label, build, cache: Path) -> dict:
     return out
 
 
+def halves(name, data, cap):
+    from finrag.datasets import load_dev
+    from finrag.protocol import split_queries
+    ds = load_dev(name, data).judged()
+    out = []
+    for h, part in zip(("choose", "report"), split_queries(ds, 0.5, seed=0)):
+        qs = sorted(part.queries)
+        part = part.subset(sorted(random.Random(0).sample(qs, cap))) if len(qs) > cap else part
+        part.name = f"{name}.{h}"
+        out.append(part)
+    return ds, out
+
+
+def per_query(m, metric="ndcg@10"): return {q: v[metric] for q, v in m["per_query"].items()}
+
+
+def rnd(d): return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+def speed(ce8, ce32, ds, n_queries=30):
+    "ms/pair of the int8 and fp32 models on real pairs; stage-2 ms/query at N = 20, 50, 100 (the int8 model, fresh memo)."
+    from finrag.hierarchical.pipeline import HierarchicalRetriever, load_ce_scorer
+    from finrag.retrieval import doc_text
+    qs = sorted(ds.queries)[:n_queries]
+    hr = HierarchicalRetriever(ds.corpus, stage2="none")
+    first = {q: [d for d, _ in hr.rank(ds.queries[q])][:100] for q in qs}
+    pairs = [(ds.queries[q], doc_text(ds.corpus[d])) for q in qs for d in first[q][:20]][:640]
+    out = {"pairs": len(pairs)}
+    for lab, path in (("int8", ce8), ("fp32", ce32)):
+        if path is None: continue
+        sc = load_ce_scorer(path)
+        sc.score(pairs[0][0], [pairs[0][1]])                   # warm-up
+        sc._memo.clear(); t0 = time.perf_counter()
+        for q, d in pairs: sc.score(q, [d])
+        out[f"ms_per_pair_{lab}_one_at_a_time"] = round(1000*(time.perf_counter() - t0)/len(pairs), 2)
+        sc._memo.clear(); t0 = time.perf_counter()
+        for q in qs: sc.score(ds.queries[q], [doc_text(ds.corpus[d]) for d in first[q][:20]])
+        out[f"ms_per_pair_{lab}_batched"] = round(1000*(time.perf_counter() - t0)/(20*len(qs)), 2)
+    sc = load_ce_scorer(ce8)
+    for n in (20, 50, 100):
+        sc._memo.clear(); t0 = time.perf_counter()
+        for q in qs: sc.score(ds.queries[q], [doc_text(ds.corpus[d]) for d in first[q][:n]])
+        out[f"stage2_ms_per_query_N{n}"] = round(1000*(time.perf_counter() - t0)/len(qs), 1)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=None, help="shared data folder (default: ../shared/data next to the repo)")
-    ap.add_argument("--datasets", nargs="+", default=["financebench", "finqa", "tatqa", "scifact"])
-    ap.add_argument("--queries", type=int, default=100, help="test-half queries per corpus at most (seeded sample)")
-    ap.add_argument("--pool", type=int, default=20, help="stage 1's best documents the cross-encoder re-scores")
-    ap.add_argument("--model", default=None, help="cross-encoder folder (default: finrag.hierarchical.pipeline.finetuned_ce_dir())")
-    ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
+    ap.add_argument("--data", default=None, help="data root (default: $FINRAG_DATA_ROOT, ../shared/data)")
+    ap.add_argument("--datasets", nargs="+", default=DATASETS)
+    ap.add_argument("--queries", type=int, default=150, help="queries per half at most (seeded sample)")
+    ap.add_argument("--model", default=None, help="the int8 ONNX cross-encoder folder (default: the shipped one)")
+    ap.add_argument("--fp32", default=None, help="its fp32 export (int8 vs fp32 on the reporting halves)")
+    ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--resamples", type=int, default=2000)
-    ap.add_argument("--out", default="results/p2_cross_encoder.json")
+    ap.add_argument("--out", default="results/train_cross_encoder.json")
     a = ap.parse_args()
-    import torch, transformers
-    torch.set_num_threads(a.threads)
+    import transformers
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
     from finrag.config import get_settings
-    from finrag.datasets import load_dev
-    from finrag.hierarchical.pipeline import HierarchicalRetriever, finetuned_ce_dir, make_scorer
-    from finrag.hierarchical.rerank import split_queries
-    from finrag.stats import paired_bootstrap_ci, paired_randomisation_test
+    from finrag.hierarchical.pipeline import HierarchicalRetriever, finetuned_ce_dir, load_ce_scorer
+    from finrag.protocol import choose_never_below, report_vs
+    from finrag.train import file_sha256, machine
     model = Path(a.model) if a.model else finetuned_ce_dir()
-    info = json.loads((model/"finrag_finetune.json").read_text())
-    tag = f"{model.name}-{int((model/'finrag_finetune.json').stat().st_mtime)}"
-    cache = get_settings().cache_dir/"bench"/"cross_encoder"/tag
-    h = get_settings().hierarchical
-    res = {"protocol": __doc__.split("\n\n", 2)[2].strip(), "model": {k: info.get(k) for k in
-           ("base_model", "n_pairs", "n_positive", "epochs", "lr", "max_length", "window", "steps", "train_loss", "seconds", "per_dataset", "recipe")},
-           "stage1": h.stage1, "pool": a.pool, "threads": a.threads, "loadavg_start": os.getloadavg(), "datasets": {}}
+    onnx_sha = file_sha256(model/"model.onnx")
+    cache = get_settings().cache_dir/"bench"/"cross_encoder"/onnx_sha[:12]
+    rec = json.loads((model/"finrag_train.json").read_text())
+    res = {"protocol": __doc__.split("\n\n", 2)[2].strip(), "model": str(model), "model_sha256": onnx_sha,
+           "recipe": rec["recipe"], "training": {k: rec.get(k) for k in ("sources", "n_examples", "n_positive", "steps", "seconds", "examples_per_s", "train_loss", "machine")},
+           "stage1": get_settings().hierarchical.stage1, "candidates": {k: {"pool": p, "weight": w} for k, (p, w) in CANDIDATES.items()},
+           "machine": machine(), "datasets": {}}
+    ce8 = load_ce_scorer(model)
+    ce32 = load_ce_scorer(a.fp32) if a.fp32 else None
+    def cand(ds, pool, w, sc):
+        return lambda: HierarchicalRetriever(ds.corpus, stage2=sc, stage2_pool=pool, fusion="interp", weight=w, stage2_raw=True)
+    choose, report, corpora = {}, {}, {}
     for name in a.datasets:
-        ds = load_dev(name, a.data).judged()
-        _, te = split_queries(ds, 0.5, seed=0)
-        qs = sorted(te.queries)
-        te = te.subset(sorted(random.Random(0).sample(qs, a.queries))) if len(qs) > a.queries else te
-        ce = make_scorer(f"ce:{model}", ds.corpus) if a.model else make_scorer("ce", ds.corpus)
-        pq = {"stage1": measure(te, "stage1", lambda: HierarchicalRetriever(ds.corpus, stage2="none"), cache),
-              "ce": measure(te, "ce", lambda: HierarchicalRetriever(ds.corpus, stage2=ce, stage2_pool=a.pool, fusion="none", stage2_raw=True), cache),
-              "ce+interp": measure(te, "ce+interp", lambda: HierarchicalRetriever(ds.corpus, stage2=ce, stage2_pool=a.pool, fusion="interp",
-                                                                                  stage2_raw=True), cache)}
-        qids = list(te.queries)
-        row = {"n": len(qids), "test_half_n": len(qs), "methods": {lab: v["method"] for lab, v in pq.items()},
-               "ms_per_query": {lab: v["ms_per_query"] for lab, v in pq.items()}}
-        for k in KS:
-            m = f"ndcg@{k}"
-            x = {lab: np.array([v["per_query"][q][m] for q in qids]) for lab, v in pq.items()}
-            row[m] = {lab: round(float(v.mean()), 4) for lab, v in x.items()}
-            for lab in ("ce", "ce+interp"):
-                ci = paired_bootstrap_ci(x[lab], x["stage1"], n_resamples=a.resamples)
-                row[f"{m}:{lab}-stage1"] = {"mean_diff": round(ci["mean_diff"], 4), "ci95": [round(ci["ci_low"], 4), round(ci["ci_high"], 4)],
-                                            "p_randomisation": round(paired_randomisation_test(x[lab], x["stage1"])["p"], 4)}
-        res["datasets"][name] = row
-        print(f"{name}: n {row['n']}  " + "  ".join(f"{lab} {row['ndcg@10'][lab]:.3f}" for lab in pq) +
-              f"  ce-stage1 {row['ndcg@10:ce-stage1']}  ce+interp-stage1 {row['ndcg@10:ce+interp-stage1']}", flush=True)
-    res["loadavg_end"] = os.getloadavg()
-    res["default"] = {lab: all(res["datasets"][n][f"ndcg@10:{lab}-stage1"]["ci95"][0] > 0 for n in a.datasets) for lab in ("ce", "ce+interp")}
+        ds, (ch, rp) = halves(name, a.data, a.queries)
+        corpora[name] = ds
+        res["datasets"][name] = {"choose_n": len(ch.queries), "report_n": len(rp.queries)}
+        for part, store in ((ch, choose), (rp, report)):
+            store.setdefault("stage1", {})[name] = measure(part, "stage1", lambda: HierarchicalRetriever(ds.corpus, stage2="none"), cache)
+            for lab, (p, w) in CANDIDATES.items():
+                store.setdefault(lab, {})[name] = measure(part, lab, cand(ds, p, w, ce8), cache)
+        for lab in ("bm25", "dense"):
+            report.setdefault(lab, {})[name] = measure(rp, lab, lab, cache)
+    best = {}
+    for metric in ("ndcg@10", "ndcg@20"):
+        sc = {c: {n: per_query(v, metric) for n, v in per.items()} for c, per in choose.items()}
+        best[metric], table = choose_never_below(sc, "stage1")
+        res[f"choose_{metric}"] = {c: rnd(t) for c, t in table.items()}
+    chosen = best["ndcg@10"]
+    res["chosen"] = chosen
+    print(f"chosen on the choosing halves (nDCG@10): {chosen}", flush=True)
+    for metric in ("ndcg@10", "ndcg@20"):
+        sc = {c: {n: per_query(v, metric) for n, v in per.items()} for c, per in report.items()}
+        res[f"report_{metric}"] = {"means": {c: {n: round(float(np.mean(list(v.values()))), 4) for n, v in per.items()} for c, per in sc.items()},
+                                   "ms_per_query": {c: {n: v["ms_per_query"] for n, v in per.items()} for c, per in report.items()}}
+        for base in ("stage1", "bm25", "dense"):
+            if chosen == base: continue
+            r = report_vs(sc, chosen, base, n_resamples=a.resamples)
+            res[f"report_{metric}"][f"{chosen}-{base}"] = {k: (rnd(v) if isinstance(v, dict) else v) for k, v in r.items()}
+        for c in CANDIDATES:
+            if c != chosen:
+                r = report_vs(sc, c, "stage1", n_resamples=a.resamples)
+                res[f"report_{metric}"][f"{c}-stage1"] = {k: (rnd(v) if isinstance(v, dict) else v) for k, v in r.items()}
+    if ce32 is not None and chosen != "stage1":
+        p, w = CANDIDATES[chosen]
+        diffs = {}
+        for name in a.datasets:
+            ds = corpora[name]; _, rp = halves(name, a.data, a.queries)
+            m32 = measure(rp, f"{chosen}.fp32", cand(ds, p, w, ce32), cache)
+            x8, x32 = per_query(report[chosen][name]), per_query(m32)
+            diffs[name] = {"int8": round(float(np.mean(list(x8.values()))), 4), "fp32": round(float(np.mean(list(x32.values()))), 4),
+                           "int8-fp32": round(float(np.mean([x8[q] - x32[q] for q in x8])), 4), "n": len(x8)}
+        res["int8_vs_fp32_ndcg@10"] = diffs
+        res["int8_within_0.005"] = all(abs(v["int8-fp32"]) <= 0.005 for v in diffs.values())
+    if not a.no_speed:
+        res["speed"] = speed(model, a.fp32, halves("financebench", a.data, a.queries)[1][1])
+        res["speed"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+    r10 = res["report_ndcg@10"]
+    print(json.dumps({k: v for k, v in r10.items() if k != "ms_per_query"}, indent=1)[:4000])
+    if "speed" in res: print(res["speed"])
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
-    print(f"above stage 1 on every corpus (CI > 0): {res['default']}; wrote {a.out}")
+    print(f"wrote {a.out}")
 
 
 if __name__ == "__main__":

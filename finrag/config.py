@@ -78,7 +78,7 @@ class GraphRAGSettings:
     budget_tokens: int = valid(1, what=">= 1 token")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
     dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
     boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
-    diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (issue 27; `budget_select`)
+    diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (`budget_select`)
     floor: float = valid(**_UNIT, what="in [0, 1]")                          # ... among chunks within this share of the best score
     article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
     lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
@@ -109,12 +109,16 @@ class HierarchicalSettings:
     llm_max_doc_tokens: int = valid(8, what=">= 8 tokens")         # stage 2 = llm: documents cut to about this many tokens
     llm_cut: str = valid(choices=("head", "query"))                # stage 2 = llm: which part of a document it reads
     llm_raw: bool              # stage 2 = llm: reads the raw query and documents
+    ce_pool: int = valid(1, what=">= 1 document")                  # stage 2 = ce: the trained cross-encoder re-scores stage 1's best this many
+    ce_weight: float = valid(**_UNIT, what="in [0, 1]")            # stage 2 = ce: its interp weight (1 = its order alone)
+    ce_raw: bool               # stage 2 = ce: reads the raw query and documents
     abstain_score: str = valid(choices=("stage1_top", "cosine_top1", "cosine_max", "term_coverage"))  # `finrag answer`: the score that decides the documents answer
     abstain_below: float = valid(what="a score on abstain_score's scale")  # `finrag answer` abstains when that score is below this
 
     def scorer(self, name:str|None) -> ScorerSettings:
         "The settings of stage-2 scorer `name` as users type it (`llm`) or as the scorer calls itself (`llm-yesno`)."
         if name in ("llm", "llm-yesno"): return ScorerSettings(self.llm_pool, self.llm_weight, self.llm_raw, self.llm_max_doc_tokens, self.llm_cut)
+        if name and (name == "ce" or name.startswith("ce:")): return ScorerSettings(self.ce_pool, self.ce_weight, self.ce_raw)
         return ScorerSettings(None, self.weight, False)
 
 # %% ../nbs/01_config.ipynb #5dbeb7ea
@@ -286,8 +290,11 @@ def get_settings() -> Settings:
 def check_question(question:str,          # the user's question
                    max_chars:int|None=None # None = `[models] max_question_chars`
                   ) -> str:
-    "`question` when it is at most `max_chars` characters; `InputError` (field 'question') saying its length and the setting otherwise."
+    "`question` when it is UTF-8 text of at most `max_chars` characters; `InputError` (field 'question') naming the bad byte's position, or its length and the setting, otherwise."
     if max_chars is None: max_chars = get_settings().models.max_question_chars
+    bad = next((i for i, ch in enumerate(question) if 0xD800 <= ord(ch) <= 0xDFFF), None)   # argv bytes that are not UTF-8 (surrogateescape)
+    if bad is not None:
+        raise InputError(f"the question holds a byte that is not UTF-8 text (character {bad + 1}); pass the question as UTF-8", field="question")
     if len(question) > max_chars:
         raise InputError(f"the question is {len(question):,} characters; at most {max_chars:,} are sent to the LLM "
                          "([models] max_question_chars): shorten it or raise the setting", field="question")

@@ -4,14 +4,14 @@
 
 # %% ../nbs/02c_download.ipynb #fd9ed724
 from __future__ import annotations
-import hashlib, os, sys
+import hashlib, json, os, sys
 from dataclasses import dataclass
 from pathlib import Path
 from .core import FinragError, InputError, project_root
 
 # %% auto #0
 __all__ = ['SOURCES', 'data_root', 'RemoteFile', 'DataSource', 'register_source', 'source_for', 'file_status', 'data_table',
-           'have', 'have_data', 'download_file', 'get']
+           'have', 'have_data', 'present_sha256', 'download_file', 'get']
 
 # %% ../nbs/02c_download.ipynb #21e50e7e
 def data_root(root=None) -> Path:
@@ -190,24 +190,60 @@ def have_data(names,          # a dataset name (see `source_for`) or a list of t
                                    f"run {' and '.join(filter(None, [', '.join(cmds[:-1]), cmds[-1]]))}")
     return have(check, shows)
 
+# %% ../nbs/02c_download.ipynb #7d30a646
+def _sha_sidecar(p:Path) -> Path: return p.with_name(f".{p.name}.sha256")
+
+def _stamp(p:Path) -> list:
+    st = p.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+def present_sha256(p) -> str:
+    "SHA-256 hex of the file at `p`, from the sidecar `.<name>.sha256` when the file's size, mtime and inode are those it recorded, else computed (and recorded)."
+    p = Path(p)
+    side = _sha_sidecar(p)
+    try:
+        rec = json.loads(side.read_text())
+        if rec.get("stamp") == _stamp(p): return rec["sha256"]
+    except (OSError, ValueError, KeyError, AttributeError): pass
+    with open(p, "rb") as fh: h = hashlib.file_digest(fh, "sha256").hexdigest()
+    _remember_sha256(p, h)
+    return h
+
+def _remember_sha256(p:Path, h:str):
+    from finrag.core import atomic_write
+    try: atomic_write(_sha_sidecar(p), json.dumps({"sha256": h, "stamp": _stamp(p)}).encode())
+    except (OSError, FinragError): pass                   # a read-only data root: hashed again next time
+
 # %% ../nbs/02c_download.ipynb #7c78bc04
 def download_file(f:RemoteFile,          # what to fetch and check
                   root=None,             # the data root (see `data_root`)
                   progress:bool=True,    # a tqdm bar on stderr
                   timeout:float=60.0,    # seconds without a byte before the attempt is abandoned
                  ) -> Path:
-    """Fetch `f` into the data root at `f.path` (a file already there with the right size is kept); returns the path.
+    """Fetch `f` into the data root at `f.path` (a file already there with the right size and SHA-256 is kept); returns the path.
 
     Streams to `<path>.part`, resumes an existing `.part` with `Range: bytes=N-` (a 200 answer restarts it), checks the
     SHA-256, then `os.replace`s it into place. `FinragError` (one line naming the URL) on an HTTP error, an
     unreachable host, a stalled or cut transfer (the `.part` is kept: run again to resume) or a checksum mismatch (the
-    download is removed)."""
+    download is removed). A file present with the right size is hashed (`present_sha256`, cached by size, mtime and
+    inode) before it is called present; a lock per file (`<path>.lock`) makes concurrent calls wait for each other;
+    the `.part` is opened without following a symbolic link."""
+    from filelock import FileLock
+    dest = data_root(root)/f.path
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(dest) + ".lock"):              # one download of a file at a time; the second finds it present
+        if dest.is_file() and dest.stat().st_size == f.size:
+            h = present_sha256(dest)
+            if h != f.sha256:
+                raise FinragError(f"{dest} is present but its SHA-256 is {h[:12]}…, not {f.sha256[:12]}… ({f.url}): remove it and run again")
+            return dest
+        return _fetch(f, dest, progress, timeout)
+
+def _fetch(f:RemoteFile, dest:Path, progress:bool, timeout:float) -> Path:
     import httpx
     from tqdm.auto import tqdm
-    dest = data_root(root)/f.path
-    if dest.is_file() and dest.stat().st_size == f.size: return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
+    if part.is_symlink(): raise FinragError(f"{part} is a symbolic link, not a partial download: remove it and run again")
     start = part.stat().st_size if part.is_file() else 0
     if start > f.size: part.unlink(); start = 0
     headers = {"Accept-Encoding": "identity"} | ({"Range": f"bytes={start}-"} if 0 < start < f.size else {})   # raw bytes: resumable
@@ -216,7 +252,10 @@ def download_file(f:RemoteFile,          # what to fetch and check
             with httpx.stream("GET", f.url, headers=headers, timeout=timeout, follow_redirects=True) as r:
                 if r.status_code not in (200, 206): raise FinragError(f"could not download {f.url}: HTTP {r.status_code}")
                 if r.status_code == 200: start = 0                      # the server ignored Range: start over
-                with open(part, "ab" if start else "wb") as out, \
+                flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if start else os.O_TRUNC)
+                try: fd = os.open(part, flags, 0o644)      # never through a link planted at the .part path
+                except OSError as e: raise FinragError(f"cannot write {part} ({e.strerror}): remove it and run again") from None
+                with os.fdopen(fd, "ab" if start else "wb") as out, \
                      tqdm(total=f.size, initial=start, unit="B", unit_scale=True, desc=Path(f.path).name, disable=not progress, file=sys.stderr) as bar:
                     for b in r.iter_raw():                                  # every byte received reaches the .part
                         out.write(b); bar.update(len(b))
@@ -230,6 +269,7 @@ def download_file(f:RemoteFile,          # what to fetch and check
         part.unlink()
         raise FinragError(f"checksum mismatch for {f.url}: expected SHA-256 {f.sha256[:12]}…, got {h[:12]}… ({got:,} bytes); the download was removed")
     os.replace(part, dest)
+    _remember_sha256(dest, h)
     return dest
 
 # %% ../nbs/02c_download.ipynb #1d5670e7

@@ -15,9 +15,10 @@ from .config import get_settings
 _log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'onnx_export', 'OnnxEncoder',
-           'Embedder', 'get_embedder', 'default_embedder', 'splade_model_path', 'SpladeEncoder', 'get_splade',
-           'SentimentScore', 'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
+__all__ = ['SHIPPED_MODELS', 'EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'onnx_export',
+           'OnnxEncoder', 'OnnxCrossEncoder', 'shipped_model_dir', 'load_onnx_cross_encoder', 'Embedder',
+           'get_embedder', 'default_embedder', 'splade_model_path', 'SpladeEncoder', 'get_splade', 'SentimentScore',
+           'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
 
 # %% ../nbs/03_models.ipynb #38126322
 def hub_errors() -> tuple:
@@ -61,7 +62,9 @@ def _st_pooling_ok(path:Path) -> bool:
         t = m.get("type", "")
         if t.endswith("Pooling"):
             cfg = json.loads((path/m["path"]/"config.json").read_text())
-            if not cfg.get("pooling_mode_mean_tokens") or any(v for k, v in cfg.items() if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens"): return False
+            if "pooling_mode" in cfg:                   # sentence-transformers >= 6: {"pooling_mode": "mean", ...}
+                if cfg["pooling_mode"] != "mean": return False
+            elif not cfg.get("pooling_mode_mean_tokens") or any(v for k, v in cfg.items() if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens"): return False
         elif not (t.endswith("Transformer") or t.endswith("Normalize")): return False
     return True
 
@@ -77,9 +80,12 @@ def onnx_export(path,            # a local sentence-transformers (or plain BERT-
                 out_dir=None     # default `<cache_dir>/onnx/<folder name>-<hash of its weights>`
                ) -> Path:
     """The model's transformer exported to ONNX (fp32, opset 17, dynamic batch and sequence axes) as `model.onnx`,
-    made once (needs torch; seconds) and cached; concurrent processes wait on a file lock."""
+    made once (needs torch; seconds) and cached; concurrent processes wait on a file lock. A folder that holds
+    only `model.onnx` (an export of `finrag.train.export_onnx`, e.g. int8) is returned as is."""
     from filelock import FileLock
     path = Path(path)
+    if (path/"model.onnx").exists() and not any((path/f).exists() for f in ("model.safetensors", "pytorch_model.bin")):
+        return path/"model.onnx"                          # a shipped ONNX folder (`finrag.train.export_onnx`): use it as is
     w = next((path/f for f in ("model.safetensors", "pytorch_model.bin") if (path/f).exists()), None)
     if w is None: raise ModelUnavailableError(f"{path}: no model.safetensors / pytorch_model.bin to export to ONNX")
     st = w.stat()
@@ -136,6 +142,58 @@ class OnnxEncoder:
             v /= np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
             for k, j in enumerate(idx): out[j] = v[k]
         return np.ascontiguousarray(np.stack(out), dtype=np.float32)
+
+# %% ../nbs/03_models.ipynb #65468503
+class OnnxCrossEncoder:
+    """A cross-encoder run by ONNX Runtime from a folder of `finrag.train.export_onnx` (`model.onnx`, int8 or fp32, and
+    `tokenizer.json`): `predict(pairs)` gives the sigmoid of its one logit per (query, document) pair, as
+    sentence-transformers' `CrossEncoder.predict` does, with no torch. Pairs are truncated to `max_length` tokens
+    (the longer side first) and batched in order of length."""
+    def __init__(self, path, max_length:int|None=None, threads:int=0):
+        import json, onnxruntime as ort
+        from tokenizers import Tokenizer
+        path = Path(path)
+        for f in ("model.onnx", "tokenizer.json"):
+            if not (path/f).exists(): raise ModelUnavailableError(f"{path}: no {f} (export a trained cross-encoder with finrag.train.export_onnx)")
+        rec = json.loads((path/"finrag_train.json").read_text()) if (path/"finrag_train.json").exists() else {}
+        self.max_length = int(max_length or rec.get("max_length") or 512)
+        self.tok = Tokenizer.from_file(str(path/"tokenizer.json"))
+        self.tok.enable_truncation(self.max_length, strategy="longest_first")
+        self.tok.enable_padding(pad_id=self.tok.token_to_id("[PAD]") or 0)
+        so = ort.SessionOptions(); so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.intra_op_num_threads = threads; so.log_severity_level = 3
+        self.session = ort.InferenceSession(str(path/"model.onnx"), so, providers=["CPUExecutionProvider"])
+        self.path = path
+
+    def predict(self, pairs:list, batch_size:int=32, **kw) -> np.ndarray:
+        "(len(pairs),) float32 scores in (0, 1) for [(query, document), ...]."
+        pairs = [(str(q), str(d)) for q, d in pairs]
+        order, out = np.argsort([-len(q) - len(d) for q, d in pairs], kind="stable"), np.zeros(len(pairs), np.float32)
+        for i in range(0, len(pairs), batch_size):
+            idx = order[i:i+batch_size]
+            enc = self.tok.encode_batch([pairs[j] for j in idx])
+            feed = {"input_ids": np.array([e.ids for e in enc], np.int64), "attention_mask": np.array([e.attention_mask for e in enc], np.int64),
+                    "token_type_ids": np.array([e.type_ids for e in enc], np.int64)}
+            logit = self.session.run(None, feed)[0].reshape(len(idx), -1)[:, 0]
+            out[idx] = 1/(1 + np.exp(-logit))
+        return out
+
+# %% ../nbs/03_models.ipynb #beaa31ab
+SHIPPED_MODELS = {"ce": "ce-minilm-fin-int8",    # the cross-encoder finrag trained (nbs/06c_train; data/models/*/MODEL_CARD.md)
+                  "biencoder": "bi-minilm-fin-int8"}
+
+def shipped_model_dir(kind:str) -> Path:
+    "The folder of a model trained by finrag and shipped with it (`kind` a key of `SHIPPED_MODELS`): int8 ONNX, tokenizer, recipe and model card under the data folder."
+    from finrag.core import data_dir
+    if kind not in SHIPPED_MODELS: raise InputError(f"unknown shipped model {kind!r}: use one of {', '.join(SHIPPED_MODELS)}", field="model")
+    return data_dir()/"models"/SHIPPED_MODELS[kind]
+
+def load_onnx_cross_encoder(path, max_length:int|None=None):
+    "`OnnxCrossEncoder` of a folder, cached per (folder, max_length) so that every scorer of a process shares one session."
+    return _onnx_ce(str(Path(path).resolve()), max_length)
+
+@lru_cache(maxsize=8)
+def _onnx_ce(path:str, max_length): return OnnxCrossEncoder(path, max_length)
 
 # %% ../nbs/03_models.ipynb #4268c9c4
 @lru_cache(maxsize=None)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04c_relevance.ipynb #c4c00004
 from __future__ import annotations
-import math, threading
+import math, re, threading
 from .llm import LLMClient, chat_many, get_llm
 from .config import get_settings
 from .chunking import CHARS_PER_TOKEN, split_sentences
@@ -13,7 +13,7 @@ from .core import InputError
 # %% auto #0
 __all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'DOC_CUTS', 'yes_probability', 'first_token_top', 'chat_logprobs',
            'truncate_tokens', 'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'relevance',
-           'relevance_many', 'judge_tier', 'get_judge_llm']
+           'relevance_many', 'judge_tier', 'get_judge_llm', 'query_window']
 
 # %% ../nbs/04c_relevance.ipynb #71cc35ff
 def yes_probability(top:list,       # [(token, logprob), ...] of the first answer token (may be empty)
@@ -194,3 +194,17 @@ def get_judge_llm():
     with _JUDGE_LOCK:
         if _JUDGE.get("key") != key: _JUDGE.update(key=key, client=LLMClient(tier=t))
         return _JUDGE["client"]
+
+# %% ../nbs/04c_relevance.ipynb #5dcb42f3
+def query_window(query:str,     # the question
+                 text:str,      # a document
+                 words:int=64): # window length in words (stride words/2)
+    "The `words`-word window of `text` that shares the most word types with `query` (the first on ties; the text itself when it is short): what a cross-encoder of 128 tokens reads of a long page or table."
+    toks = text.split()
+    if len(toks) <= words: return text
+    qset = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 2}
+    best, best_i = -1, 0
+    for i in range(0, len(toks) - words//2, max(1, words//2)):
+        n = len(qset & {w for t in toks[i:i + words] for w in re.findall(r"\w+", t.lower())})
+        if n > best: best, best_i = n, i
+    return " ".join(toks[best_i:best_i + words])

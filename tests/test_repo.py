@@ -45,3 +45,15 @@ def test_default_exp_is_matched_exactly(tmp_path, monkeypatch):
     (tmp_path / "nbs").mkdir(); (tmp_path / "nbs" / "12_graphrag.ipynb").write_text(json.dumps(nb))
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert default_exps() == {"graphrag"}
+
+
+def test_no_tracker_numbers_in_what_users_read():
+    "Users do not have the tracker: the library, notebooks, README, docs and settings name the method and its evidence, never 'issue N'."
+    import re
+    root = Path(__file__).resolve().parent.parent
+    pat = re.compile(r"issue \d+", re.I)
+    files = [p for d in ("finrag", "nbs", "docs") for p in (root/d).rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb", ".md", ".ini", ".yml")]
+    files += [root/"README.md", root/"settings.ini", root/"mkdocs.yml"]
+    hits = [f"{p.relative_to(root)}:{i}: {m.group(0)}" for p in files if p.exists()
+            for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1) for m in pat.finditer(line)]
+    assert not hits, "\n".join(hits[:20])

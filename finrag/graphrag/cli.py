@@ -4,7 +4,7 @@
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0004
 from __future__ import annotations
-import json, sys, time
+import json, shlex, sys, time
 from pathlib import Path
 import typer
 from ..core import FinragError, InputError, Timings, sample_news_path
@@ -13,7 +13,7 @@ from ..report import enrichment_table, format_comparison, format_contexts, forma
 
 # %% auto #0
 __all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NETWORK_RESERVE', 'DEMO_NOTE', 'enrich',
-           'ingest', 'store_check', 'ask', 'demo', 'eval_questions', 'eval_graphrag']
+           'ingest', 'store_check', 'ask', 'demo_next_steps', 'demo', 'eval_questions', 'eval_graphrag']
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0006
 graphrag_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P1: Graph-RAG over financial news.")
@@ -139,11 +139,21 @@ DEMO_QUESTIONS = [
 ]
 
 # %% ../../nbs/19_graphrag.cli.ipynb #36561509
-DEMO_NETWORK_RESERVE = 1   # the demo keeps one slot for a connected company's evidence (`GraphRAG(network_reserve=)`, issue 27)
+DEMO_NETWORK_RESERVE = 1   # the demo keeps one slot for a connected company's evidence (`GraphRAG(network_reserve=)`)
 
 # %% ../../nbs/19_graphrag.cli.ipynb #51e201d0
 DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invented events about real companies, written to "
              "exercise the pipeline. Nothing in it, nor in the answers below, is real financial news.")
+
+# %% ../../nbs/19_graphrag.cli.ipynb #7342b729
+def demo_next_steps(root=None) -> str:
+    "What `finrag demo` suggests next: the lessons, then real news fetched into the data root (`finrag data get fnspid-aapl`) and ingested from where that puts it."
+    from finrag.download import SOURCES, data_root
+    f = data_root(root)/SOURCES["fnspid-aapl"].files[0].path
+    get = "" if f.exists() else "  finrag data get fnspid-aapl\n"
+    return ("\nNext: the method is narrated in nbs/13_graphrag.ingest.ipynb and nbs/15_graphrag.rag.ipynb. On real news (143 Nasdaq.com articles about Apple):\n"
+            f"{get}  finrag ingest {shlex.quote(str(f))} --store stores/fnspid\n"
+            "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
 
 # %% ../../nbs/19_graphrag.cli.ipynb #0296127e
 @graphrag_app.command()
@@ -173,9 +183,7 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
                 typer.echo(_footer(r))
     finally: rag.store.close()
     if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")
-    typer.echo("\nNext: the method is narrated in nbs/13_graphrag.ingest.ipynb and nbs/15_graphrag.rag.ipynb. On real news:\n"
-               "  finrag ingest ../shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv --store stores/fnspid\n"
-               "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
+    typer.echo(demo_next_steps())
 
 # %% ../../nbs/19_graphrag.cli.ipynb #51c80950
 @graphrag_eval_app.command("questions")
@@ -201,7 +209,7 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   ragas:str=typer.Option("offline", help="none | offline (non-LLM RAGAS) | all (+ LLM-judged; slow on a small local model)."),
                   ragas_n:int=typer.Option(None, "--ragas-n", help="Questions judged by the LLM-judged RAGAS metrics (default: all)."),
                   strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
-                  diversity:float=typer.Option(None, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; default: [graphrag] diversity; issue 27, bench/p1_cross_entity.py)."),
+                  diversity:float=typer.Option(None, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; default: [graphrag] diversity; evidence: bench/p1_cross_entity.py, results/p1_cross_entity.json)."),
                   floor:float=typer.Option(None, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1] (default: [graphrag] floor)."),
                   network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
                   article_expand:int=typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: [graphrag] article_expand)."),

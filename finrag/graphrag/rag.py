@@ -85,7 +85,7 @@ def budget_select(pool:list,            # `ContextItem`s: seeds and network evid
        its best chunk; 2. by score, one chunk per article (`doc_id`); 3. by score, any. Seeds first, then network
        evidence, each by score. With `diversity` > 0, between 1 and 2 the budget is filled greedily by
        score × (1 + `diversity` × tickers not yet in the context) × (½ for an article already in it), among chunks
-       within `floor` of the best score: the companies a relational question does not name (issue 27). With
+       within `floor` of the best score: the companies a relational question does not name. With
        `reserve` = r > 0, right after 1 up to r network chunks join, best score (cosine × edge intensity) first, one per
        neighbour, each about a neighbour that neither the chosen chunks nor the top seeds (`max_chunks` of them) name."""
     ranked = sorted(pool, key=lambda c: (-c.score, c.chunk_id))
@@ -316,7 +316,7 @@ class GraphRAG:
         `open_pool` vector candidates and `budget_select` fills entity-diversely; with `network_reserve` > 0 it keeps that
         many slots for the evidence of connected companies the seeds do not name; with `article_expand` = n > 0 a question
         about companies it does not name (`OPEN_CUES`) pins up to n chunks of the top article that name companies the
-        top chunk does not (`article_expansion`; issue 27). With `lexical` = w > 0 every candidate — the top-k seeds
+        top chunk does not (`article_expansion`). With `lexical` = w > 0 every candidate — the top-k seeds
         too — is ranked by `lexical_fusion` (cosine + w × BM25 / the best BM25) instead of cosine; P1's
         `neighbor_min_sim` stays a cosine threshold."""
         open_q = is_open_question(question)

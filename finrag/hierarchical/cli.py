@@ -12,7 +12,7 @@ from ..config import check_range
 from ..report import answer_record, answer_report, printable
 
 # %% auto #0
-__all__ = ['hierarchical_app', 'train_app', 'answer', 'train_cross_encoder_cmd']
+__all__ = ['hierarchical_app', 'train_app', 'answer', 'train_cross_encoder_cmd', 'train_bi_encoder_cmd', 'train_export_cmd']
 
 # %% ../../nbs/28_hierarchical.cli.ipynb #c28a0006
 hierarchical_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P2: the hierarchical reranker, end to end.")
@@ -38,7 +38,7 @@ def answer(question:str=typer.Argument(..., help="The question."),
         if v is not None: check_range(HierarchicalSettings, key, v, option=opt)
     hr = HierarchicalRetriever(read_corpus(f), stage2=stage2)   # None: [hierarchical] stage2
     from finrag.hierarchical.longcontext import retrieve_or_abstain
-    ev = retrieve_or_abstain(question, hr, k)[1]                # no LLM call when the documents do not answer (issue 28)
+    ev = retrieve_or_abstain(question, hr, k)[1]                # no LLM call when the documents do not answer
     if not ev.answerable:
         rec = {"question": question, "answer": "unknown", "abstained": True, "reason": str(ev), "score": round(ev.score, 4), "threshold": ev.threshold}
         typer.echo(printable(json.dumps(rec)) if json_out else printable(str(ev))); return
@@ -46,27 +46,67 @@ def answer(question:str=typer.Argument(..., help="The question."),
     if json_out: typer.echo(printable(json.dumps(answer_record(question, a, split)))); return
     typer.echo(answer_report(a, split))
 
-# %% ../../nbs/28_hierarchical.cli.ipynb #db0800c5
-train_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Train the models finrag measures (written under the cache folder, never committed).")
+# %% ../../nbs/28_hierarchical.cli.ipynb #18fcd8c5
+train_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Train finrag's own cross-encoder and bi-encoder (finrag.train) and export them to int8 ONNX.")
+
+def _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps) -> tuple:
+    from finrag.train import TRAIN_SOURCES
+    names = list(sources or ("tatqa-train-a", "financial-qa-10k"))
+    bad = [n for n in names if n not in TRAIN_SOURCES and not n.startswith("dev:")]
+    if bad: raise FinragError(f"--source {bad[0]!r}: use one of {', '.join(TRAIN_SOURCES)} or dev:<corpus>")
+    for opt, v in (("--queries", queries), ("--epochs", epochs), ("--max-length", max_length), ("--batch-size", batch_size), ("--save-steps", save_steps)):
+        if v is not None and v < 1: raise FinragError(f"{opt} {v}: give a positive number")
+    if not 0 < lr < 1: raise FinragError(f"--lr {lr}: give a learning rate in (0, 1)")
+    return names
+
+def _trained(path, onnx, kind):
+    from finrag.train import export_onnx
+    rec = json.loads((Path(path)/"finrag_train.json").read_text())
+    typer.echo(f"{kind}: {rec['n_examples']:,} examples from " + ", ".join(f"{k} ({v['queries']:,} queries)" for k, v in rec["sources"].items())
+               + f"; training loss {rec['train_loss']}, {rec['seconds']:.0f} s -> {path}")
+    if onnx: typer.echo(f"int8 ONNX -> {export_onnx(path, onnx)}")
+
+_SRC = typer.Option(None, "--source", help="A training source (repeatable): tatqa-train-a, financial-qa-10k, dev:<corpus>; default the first two.")
+_DATA = typer.Option(None, "--data", help="The data root (default: $FINRAG_DATA_ROOT, ../shared/data).")
+_Q = typer.Option(None, "--queries", help="Training queries per source at most (seeded sample; default all).")
 
 @train_app.command("cross-encoder")
-def train_cross_encoder_cmd(data:Path=typer.Option(None, "--data", help="Data root of the development corpora (default: $FINRAG_DATA_ROOT, ../shared/data)."),
-                            out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/ce-minilm-financerag-dev, what --stage2 ce loads)."),
-                            datasets:list[str]=typer.Option(None, "--dataset", help="A development corpus (repeatable; default: financebench finqa tatqa scifact)."),
-                            queries:int=typer.Option(100, "--queries", help="Training queries per corpus at most (from its training half)."),
-                            epochs:int=typer.Option(2, "--epochs"), lr:float=typer.Option(7e-5, "--lr"),
+def train_cross_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
+                            out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/ce-minilm-fin)."),
+                            onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (what --stage2 ce:DIR loads)."),
+                            epochs:int=typer.Option(1, "--epochs"), lr:float=typer.Option(7e-5, "--lr"),
+                            batch_size:int=typer.Option(16, "--batch-size"),
                             max_length:int=typer.Option(128, "--max-length", help="Tokens per (query, document) pair."),
-                            window:int=typer.Option(64, "--window", help="Words of each document read (the window sharing most words with the query).")):
-    "Fine-tune the stage-2 cross-encoder on the development training halves (resumable, progress bar)."
-    from finrag.hierarchical.rerank import CE_DATASETS, train_cross_encoder
-    names = list(datasets or CE_DATASETS)
-    bad = [n for n in names if n not in CE_DATASETS]
-    if bad: raise FinragError(f"--dataset {bad[0]!r}: use one of {', '.join(CE_DATASETS)}")
-    for opt, v in (("--queries", queries), ("--epochs", epochs), ("--max-length", max_length), ("--window", window)):
-        if v < 1: raise FinragError(f"{opt} {v}: give a positive number")
-    if not 0 < lr < 1: raise FinragError(f"--lr {lr}: give a learning rate in (0, 1)")
-    path = train_cross_encoder(out, names, data, queries=queries, epochs=epochs, lr=lr, max_length=max_length, window=window)
-    info = json.loads((path/"finrag_finetune.json").read_text())
-    typer.echo(f"cross-encoder: {info['n_pairs']:,} pairs ({info['n_positive']:,} positive), {info['steps']} steps, "
-               f"training loss {info['train_loss']} -> {path}")
-    typer.echo("use it: finrag eval retrieval --method hierarchical --stage2 ce ...")
+                            window:int=typer.Option(64, "--window", help="Words of each document read (the window sharing most words with the query)."),
+                            save_steps:int=typer.Option(200, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
+    "Train the cross-encoder (BCE on mined pairs; resumable, progress bar)."
+    from finrag.train import train_cross_encoder
+    names = _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps)
+    if window < 1: raise FinragError(f"--window {window}: give a positive number")
+    from finrag.config import get_settings
+    out = out or get_settings().cache_dir/"models"/"ce-minilm-fin"
+    _trained(train_cross_encoder(out, names, data, queries, epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
+                                 window=window, save_steps=save_steps), onnx, "cross-encoder")
+
+@train_app.command("bi-encoder")
+def train_bi_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
+                         out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/bi-minilm-fin)."),
+                         onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (an embedder folder)."),
+                         epochs:int=typer.Option(1, "--epochs"), lr:float=typer.Option(2e-5, "--lr"),
+                         batch_size:int=typer.Option(32, "--batch-size"),
+                         max_length:int=typer.Option(256, "--max-length", help="Tokens per text."),
+                         save_steps:int=typer.Option(100, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
+    "Fine-tune the bi-encoder (MultipleNegativesRankingLoss on mined triplets; resumable, progress bar)."
+    from finrag.train import train_bi_encoder
+    names = _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps)
+    from finrag.config import get_settings
+    out = out or get_settings().cache_dir/"models"/"bi-minilm-fin"
+    _trained(train_bi_encoder(out, names, data, queries, epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
+                              save_steps=save_steps), onnx, "bi-encoder")
+
+@train_app.command("export")
+def train_export_cmd(model:Path=typer.Argument(..., help="A trained model folder."), out:Path=typer.Argument(..., help="The ONNX folder."),
+                     fp32:bool=typer.Option(False, "--fp32", help="Keep fp32 weights (default: int8 dynamic quantisation).")):
+    "Export a trained cross-encoder or bi-encoder to ONNX (int8 by default) with its tokenizer."
+    from finrag.train import export_onnx
+    typer.echo(f"-> {export_onnx(model, out, quantize=not fp32)}")

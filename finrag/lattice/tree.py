@@ -54,8 +54,10 @@ class SemanticNode:
         for k in ("id", "desc"):
             if k not in d: raise InputError(f"missing '{k}'", path, field=f"{where}.{k}")
         if not isinstance(d["desc"], str): raise InputError("'desc' must be a string", path, field=f"{where}.desc")
-        kids = d.get("child") or []
-        if not isinstance(kids, list): raise InputError("'child' must be a list or null", path, field=f"{where}.child")
+        kids = d.get("child")
+        if kids is not None and not isinstance(kids, list): raise InputError("'child' must be a list or null", path, field=f"{where}.child")
+        if kids == []: raise InputError("an internal node without children ('child': []); a leaf has 'child': null and a 'doc_id'", path, field=f"{where}.child")
+        kids = kids or []
         doc_id = d.get("doc_id")
         if doc_id is None and not kids: doc_id = str(d["id"]).split("] ", 1)[-1].strip()
         return cls(str(d["id"]), d["desc"], [], None if doc_id is None else str(doc_id), d.get("summary")), kids
@@ -109,8 +111,22 @@ class SemanticTree:
     def leaves(self) -> list: return self.root.leaves()
     def iter_nodes(self): return self.root.iter_nodes()
 
+    def validate(self, path=None) -> SemanticTree:
+        "Self, after checking the tree's invariants: an internal root, one node per id, every leaf with a document, each document once; `InputError` naming the first node that breaks one (and `path`)."
+        if self.root.is_leaf: raise InputError("the root has no children: a tree holds at least one document under an internal root", path, field="root")
+        ids, docs = set(), {}
+        for n in self.iter_nodes():
+            if n.id in ids: raise InputError(f"node id {n.id!r} appears twice (a subtree copied into itself?)", path, field=f"node {n.id}")
+            ids.add(n.id)
+            if n.is_leaf:
+                if not n.doc_id: raise InputError(f"leaf {n.id!r} has no document", path, field=f"node {n.id}.doc_id")
+                if n.doc_id in docs: raise InputError(f"document {n.doc_id!r} is in two leaves ({docs[n.doc_id]!r}, {n.id!r})", path, field=f"node {n.id}.doc_id")
+                docs[n.doc_id] = n.id
+        return self
+
     def save(self, path) -> Path:
-        "Write the tree as JSON to `path` (parents created); returns the path."
+        "Write the tree as JSON to `path` (parents created; `validate`d first, so a broken tree never replaces a good file); returns the path."
+        self.validate(path)
         p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
         doc = {"format": TREE_FORMAT, "version": TREE_VERSION, "stats": self.stats, "root": self.root.to_dict()}
         atomic_write(p, json.dumps(doc, ensure_ascii=False).encode("utf-8"))   # readers see the old tree or the whole new one
@@ -118,7 +134,7 @@ class SemanticTree:
 
     @classmethod
     def load(cls, path) -> SemanticTree:
-        "Read a tree file written by `save` (or a bare `{id, desc, child}` dict); `InputError` naming the file, the bad field and the fix (binary, too deep, other format version)."
+        "Read a tree file written by `save` (or a bare `{id, desc, child}` dict), `validate`d; `InputError` naming the file, the bad field or node and the fix (binary, too deep, other format version, broken invariants)."
         p = Path(path)
         if not p.is_file(): raise InputError("tree file not found (build one with `finrag lattice build`)", p)
         fix = "rebuild it with `finrag lattice build`"
@@ -132,8 +148,8 @@ class SemanticTree:
                 raise InputError(f"tree format version {d.get('version')!r}, this finrag reads version {TREE_VERSION}: {fix}", p, field="version")
             stats = d.get("stats") or {}
             if not isinstance(stats, dict): raise InputError("'stats' must be an object", p, field="stats")
-            return cls(SemanticNode.from_dict(d["root"], "root", p), stats)
-        return cls(SemanticNode.from_dict(d, "root", p), {})
+            return cls(SemanticNode.from_dict(d["root"], "root", p), stats).validate(p)
+        return cls(SemanticNode.from_dict(d, "root", p), {}).validate(p)
 
     def __repr__(self):
         s = self.stats
