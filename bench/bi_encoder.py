@@ -33,7 +33,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=None)
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
-    ap.add_argument("--queries", type=int, default=150)
+    ap.add_argument("--queries", type=int, default=400)
     ap.add_argument("--model", required=True, help="the trained bi-encoder, int8 ONNX folder")
     ap.add_argument("--model-fp32", default=None, help="its fp32 ONNX export")
     ap.add_argument("--minilm-int8", default=None, help="the packaged MiniLM exported to int8 ONNX")

@@ -7,9 +7,11 @@ SciFact) is split by `split_queries(ds, 0.5, seed=0)` into a choosing half and a
 each, seeded sample; all where fewer). The cross-encoder never saw any of them (it is trained on `tatqa-train-a` and
 `financial-qa-10k`). Candidates, each a `HierarchicalRetriever` through the one evaluation loop
 (`finrag.retrieval.eval_retrieval`): stage 1 alone (`[hierarchical] stage1`), and stage 1 then the cross-encoder over
-stage 1's best N (N = 20, 50), its scores alone (interp weight 1) or interpolated with stage 1's (min-max, weight 0.5),
-reading the raw query and documents. `choose_never_below` picks on the choosing halves (nDCG@10, each corpus weighing
-the same, never more than 0.005 below stage 1 on any corpus); `report_vs` reports the choice against stage 1 and against
+stage 1's best 20, its scores alone (interp weight 1) or interpolated with stage 1's (min-max, weight 0.5), reading the
+raw query and documents, and the interpolation gated (`--gates`: where the model's best score of the 20 is below the
+gate it is unsure, and stage 1's order stands). `choose_never_below` picks on the choosing halves (nDCG@10, each corpus weighing
+the same, never more than 0.005 below stage 1 on any corpus: by the mean, or with `--rule ci` by the paired CI's lower
+bound, the reporting gate's own test); `report_vs` reports the choice against stage 1 and against
 the best single retriever (BM25, dense) on the reporting halves with paired bootstrap 95 % CIs, per corpus and pooled.
 The int8 model is compared with its fp32 export on the reporting halves (the chosen candidate). Speed (nothing else
 running is the caller's job): ms per pair int8 vs fp32 on 640 real pairs, stage-2 ms/query at N = 20, 50, 100 on 30
@@ -23,7 +25,7 @@ import numpy as np
 
 KS = (10, 20)
 DATASETS = ["financebench", "finqa", "tatqa", "scifact"]
-CANDIDATES = {"ce@20": (20, 1.0), "ce@20+interp": (20, 0.5), "ce@50": (50, 1.0), "ce@50+interp": (50, 0.5)}
+CANDIDATES = {"ce@20": (20, 1.0), "ce@20+interp": (20, 0.5)}   # + `--gates` (ce@20+interp, unsure below the gate: stage 1's order)
 
 
 SHARED = ("stage1", "bm25", "dense")   # runs that do not depend on the cross-encoder: cached once for every model
@@ -31,7 +33,7 @@ SHARED = ("stage1", "bm25", "dense")   # runs that do not depend on the cross-en
 
 def measure(ds, label, build, cache: Path) -> dict:
     "{method, ms_per_query, per_query {qid: {ndcg@10, ndcg@20}}} of one retriever on `ds`, cached."
-    f = (cache.parent/"shared" if label in SHARED else cache)/f"{ds.name}.{label}.json"
+    f = (cache.parent/"shared" if label in SHARED else cache)/f"{ds.name}.n{len(ds.queries)}.{label}.json"
     if f.exists(): return json.loads(f.read_text())
     from finrag.retrieval import eval_retrieval
     r = eval_retrieval(ds, build, k=KS, progress=True) if isinstance(build, str) else eval_retrieval(ds, build(), k=KS, progress=True)
@@ -92,10 +94,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=None, help="data root (default: $FINRAG_DATA_ROOT, ../shared/data)")
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
-    ap.add_argument("--queries", type=int, default=150, help="queries per half at most (seeded sample)")
+    ap.add_argument("--queries", type=int, default=400, help="queries per half at most (seeded sample)")
     ap.add_argument("--model", default=None, help="the int8 ONNX cross-encoder folder (default: the shipped one)")
     ap.add_argument("--fp32", default=None, help="its fp32 export (int8 vs fp32 on the reporting halves)")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--gates", default="", help="extra candidates: ce@20+interp with these min_best gates (comma-separated), e.g. 0.1,0.2,0.3")
+    ap.add_argument("--rule", default="mean", choices=("mean", "ci"), help="qualify candidates on the choosing halves by the mean or by the CI lower bound")
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--out", default="results/train_cross_encoder.json")
     a = ap.parse_args()
@@ -113,8 +117,15 @@ def main():
            "recipe": rec["recipe"], "training": {k: rec.get(k) for k in ("sources", "n_examples", "n_positive", "steps", "seconds", "examples_per_s", "train_loss", "machine")},
            "stage1": get_settings().hierarchical.stage1, "candidates": {k: {"pool": p, "weight": w} for k, (p, w) in CANDIDATES.items()},
            "machine": machine(), "datasets": {}}
-    ce8 = load_ce_scorer(model)
-    ce32 = load_ce_scorer(a.fp32) if a.fp32 else None
+    ce8 = load_ce_scorer(model, min_best=0.0)
+    ce32 = load_ce_scorer(a.fp32, min_best=0.0) if a.fp32 else None
+    scorers = {}
+    for g in [float(x) for x in a.gates.split(",") if x.strip()]:
+        lab = f"ce@20+interp>gate{g:g}"
+        CANDIDATES[lab] = (20, 0.5)
+        sc = load_ce_scorer(model, min_best=g); sc._memo = ce8._memo     # the same scores, gated: nothing scored twice
+        scorers[lab] = sc
+    res["candidates"] = {k: {"pool": p, "weight": w, "min_best": getattr(scorers.get(k), "min_best", 0.0)} for k, (p, w) in CANDIDATES.items()}
     def cand(ds, pool, w, sc):
         return lambda: HierarchicalRetriever(ds.corpus, stage2=sc, stage2_pool=pool, fusion="interp", weight=w, stage2_raw=True)
     choose, report, corpora = {}, {}, {}
@@ -125,16 +136,16 @@ def main():
         for part, store in ((ch, choose), (rp, report)):
             store.setdefault("stage1", {})[name] = measure(part, "stage1", lambda: HierarchicalRetriever(ds.corpus, stage2="none"), cache)
             for lab, (p, w) in CANDIDATES.items():
-                store.setdefault(lab, {})[name] = measure(part, lab, cand(ds, p, w, ce8), cache)
+                store.setdefault(lab, {})[name] = measure(part, lab, cand(ds, p, w, scorers.get(lab, ce8)), cache)
         for lab in ("bm25", "dense"):
             report.setdefault(lab, {})[name] = measure(rp, lab, lab, cache)
     best = {}
     for metric in ("ndcg@10", "ndcg@20"):
         sc = {c: {n: per_query(v, metric) for n, v in per.items()} for c, per in choose.items()}
-        best[metric], table = choose_never_below(sc, "stage1")
+        best[metric], table = choose_never_below(sc, "stage1", ci=a.rule == "ci", n_resamples=a.resamples)
         res[f"choose_{metric}"] = {c: rnd(t) for c, t in table.items()}
     chosen = best["ndcg@10"]
-    res["chosen"] = chosen
+    res["chosen"], res["rule"] = chosen, a.rule
     print(f"chosen on the choosing halves (nDCG@10): {chosen}", flush=True)
     for metric in ("ndcg@10", "ndcg@20"):
         sc = {c: {n: per_query(v, metric) for n, v in per.items()} for c, per in report.items()}
@@ -148,17 +159,27 @@ def main():
             if c != chosen:
                 r = report_vs(sc, c, "stage1", n_resamples=a.resamples)
                 res[f"report_{metric}"][f"{c}-stage1"] = {k: (rnd(v) if isinstance(v, dict) else v) for k, v in r.items()}
-    if ce32 is not None and chosen != "stage1":
-        p, w = CANDIDATES[chosen]
+    table = res["choose_ndcg@10"]
+    best_ce = max((c for c in table if c != "stage1"), key=lambda c: table[c]["macro"])   # what `--stage2 ce` runs
+    res["best_ce_candidate"] = best_ce
+    compare = chosen if chosen != "stage1" else best_ce
+    if ce32 is not None:
+        p, w = CANDIDATES[compare]
+        chosen_label = compare
         diffs = {}
         for name in a.datasets:
-            ds = corpora[name]; _, rp = halves(name, a.data, a.queries)
-            m32 = measure(rp, f"{chosen}.fp32", cand(ds, p, w, ce32), cache)
-            x8, x32 = per_query(report[chosen][name]), per_query(m32)
+            ds = corpora[name]; rp = halves(name, a.data, a.queries)[1][1]
+            g32 = ce32
+            if compare in scorers: g32 = load_ce_scorer(a.fp32, min_best=scorers[compare].min_best); g32._memo = ce32._memo
+            m32 = measure(rp, f"{compare}.fp32", cand(ds, p, w, g32), cache)
+            x8, x32 = per_query(report[compare][name]), per_query(m32)
             diffs[name] = {"int8": round(float(np.mean(list(x8.values()))), 4), "fp32": round(float(np.mean(list(x32.values()))), 4),
                            "int8-fp32": round(float(np.mean([x8[q] - x32[q] for q in x8])), 4), "n": len(x8)}
-        res["int8_vs_fp32_ndcg@10"] = diffs
+        res["int8_vs_fp32_ndcg@10"] = {"candidate": compare, **diffs}
         res["int8_within_0.005"] = all(abs(v["int8-fp32"]) <= 0.005 for v in diffs.values())
+    for c in ["stage1", *CANDIDATES]:                      # stage 1 and every candidate against each single retriever, pooled
+        sc10 = {k: {n: per_query(v) for n, v in per.items()} for k, per in report.items()}
+        res["report_ndcg@10"][f"{c}-best_single"] = {b: report_vs(sc10, c, b, n_resamples=a.resamples)["pooled"] for b in ("bm25", "dense")}
     if not a.no_speed:
         res["speed"] = speed(model, a.fp32, halves("financebench", a.data, a.queries)[1][1])
         res["speed"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]

@@ -13,7 +13,7 @@ from .config import redact
 from .report import printable
 
 # %% auto #0
-__all__ = ['app', 'data_app', 'main', 'reproduce', 'data_beir', 'data_list', 'data_get']
+__all__ = ['app', 'data_app', 'main', 'reproduce', 'data_beir', 'data_list', 'data_get', 'data_path']
 
 # %% ../nbs/90_cli.ipynb #701b0034
 # typer >= 0.2x prints a stray `<bool>` type beside every flag in --help; a flag takes no value, so show none
@@ -111,4 +111,12 @@ def data_get(name:str=typer.Argument(..., help="A dataset of `finrag data list` 
     "Download a dataset into the data root: SHA-256 checked, resumable, with a progress bar."
     from finrag.download import data_root, get
     paths = get(name, root)
-    typer.echo(f"{name}: {len(paths)} file(s), checked, under {data_root(root)}")
+    typer.echo(f"{name}: {len(paths)} file(s), SHA-256 checked, under {data_root(root)}:")
+    for p in paths: typer.echo(f"  {p}")
+
+@data_app.command("path")
+def data_path(name:str=typer.Argument(..., help="A dataset of `finrag data list`."),
+              root:Path=typer.Option(None, "--root", help="The data root (default as `finrag data list`).")):
+    "Print where a dataset's files are (or will be, after `finrag data get NAME`) under the data root, one per line: for `finrag ingest \"$(finrag data path fnspid-aapl)\"`."
+    from finrag.download import data_root, source_for
+    for f in source_for(name).files: typer.echo(str(data_root(root)/f.path))

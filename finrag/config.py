@@ -112,6 +112,7 @@ class HierarchicalSettings:
     ce_pool: int = valid(1, what=">= 1 document")                  # stage 2 = ce: the trained cross-encoder re-scores stage 1's best this many
     ce_weight: float = valid(**_UNIT, what="in [0, 1]")            # stage 2 = ce: its interp weight (1 = its order alone)
     ce_raw: bool               # stage 2 = ce: reads the raw query and documents
+    ce_min_best: float = valid(**_UNIT, what="in [0, 1] (0 = always rerank)")  # stage 2 = ce: unsure when its best score of the pool is below this: stage 1's order kept
     abstain_score: str = valid(choices=("stage1_top", "cosine_top1", "cosine_max", "term_coverage"))  # `finrag answer`: the score that decides the documents answer
     abstain_below: float = valid(what="a score on abstain_score's scale")  # `finrag answer` abstains when that score is below this
 

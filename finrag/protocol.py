@@ -36,15 +36,23 @@ def split_queries(ds:BeirDataset,     # a dataset with qrels
 # %% ../nbs/08b_protocol.ipynb #d3688a50
 def choose_never_below(scores:dict,        # {candidate: {corpus: {qid: value}}} on the choosing half
                        baseline:str,       # the candidate to beat (always qualifies)
-                       tol:float=0.005) -> tuple[str, dict]:
-    "(the chosen candidate, {candidate: {'macro', 'qualifies', per corpus mean...}}): best macro mean among the candidates never below `baseline` − `tol` on any corpus."
+                       tol:float=0.005,
+                       ci:bool=False,      # True: qualify by the paired bootstrap CI's lower bound ≥ −tol (the reporting gate's own test), not the mean
+                       n_resamples:int=2000, seed:int=0) -> tuple[str, dict]:
+    "(the chosen candidate, {candidate: {'macro', 'qualifies', per corpus mean...}}): best macro mean among the candidates never below `baseline` − `tol` on any corpus (by the mean, or by the CI's lower bound when `ci`)."
+    from finrag.stats import paired_bootstrap_ci
     if baseline not in scores: raise InputError(f"baseline {baseline!r} is not among the candidates {list(scores)}", field="baseline")
     mean = lambda d: sum(d.values())/len(d) if d else float("nan")
+    def above(c, k):
+        if not ci: return mean(scores[c][k]) >= mean(scores[baseline][k]) - tol
+        qs = sorted(scores[baseline][k])
+        lo = paired_bootstrap_ci([scores[c][k][q] for q in qs], [scores[baseline][k][q] for q in qs], n_resamples=n_resamples, seed=seed)["ci_low"]
+        return lo >= -tol
     table = {}
     for c, per in scores.items():
         m = {k: mean(v) for k, v in per.items()}
         table[c] = {**m, "macro": sum(m.values())/len(m),
-                    "qualifies": c == baseline or all(m[k] >= mean(scores[baseline][k]) - tol for k in scores[baseline])}
+                    "qualifies": c == baseline or all(above(c, k) for k in scores[baseline])}
     best = max((c for c in table if table[c]["qualifies"]), key=lambda c: (table[c]["macro"], c == baseline))
     return best, table
 

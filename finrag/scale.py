@@ -4,11 +4,11 @@
 
 # %% ../nbs/06b_scale.ipynb #fcf2a5d6
 from __future__ import annotations
-import contextlib, os
+import contextlib, os, re
 from .core import InputError
 
 # %% auto #0
-__all__ = ['RAY_HINT', 'ENGINES', 'check_engine', 'require_ray', 'ray_cluster', 'ray_map']
+__all__ = ['RAY_HINT', 'ENGINES', 'check_engine', 'require_ray', 'is_secret', 'ray_cluster', 'ray_map']
 
 # %% ../nbs/06b_scale.ipynb #e2c1ffb2
 RAY_HINT = 'pip install "finrag[ray]"'
@@ -33,31 +33,85 @@ def require_ray():
 # %% ../nbs/06b_scale.ipynb #4077cc22
 _ENV_PREFIXES = ("FINRAG_", "HF_", "TRANSFORMERS_", "TOKENIZERS_", "RAGAS_")
 
-def _worker_env() -> dict:
-    "The environment the workers need to read the same settings, models and cache (finrag's variables and the offline switches)."
-    return {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES) or k == "PYTHONPATH"}
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?)$", re.I)
+_USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]*@", re.I)
+
+def is_secret(name:str, value:str) -> bool:
+    "True for a variable Ray must never see in plain text: a key/token/password by its name, or a URL with `user:pw@`."
+    return bool(_SECRET_NAME.search(name) or _USERINFO.match(value or ""))
+
+def _worker_env(secrets_file:str|None=None) -> tuple[dict, dict]:
+    """(what goes into Ray's runtime env, the secrets kept out of it): finrag's variables and the offline switches the
+    workers need to read the same settings, models and cache — without keys, tokens, passwords or URLs with
+    credentials (Ray logs its runtime env in plain text). `secrets_file`: its path is passed instead, a 0600 file the
+    workers read (`_load_secrets`)."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES) or k == "PYTHONPATH"}
+    secrets = {k: v for k, v in env.items() if is_secret(k, v)}
+    env = {k: v for k, v in env.items() if k not in secrets}
+    if secrets_file: env["FINRAG_SECRETS_FILE"] = secrets_file
+    return env, secrets
+
+def _write_secrets(secrets:dict) -> str|None:
+    "A 0600 JSON file (mkstemp: created by this user only) holding `secrets`, or None when there are none."
+    import json, tempfile
+    if not secrets: return None
+    fd, path = tempfile.mkstemp(prefix="finrag-secrets-", suffix=".json")   # mode 0600
+    with os.fdopen(fd, "w") as f: json.dump(secrets, f)
+    return path
+
+def _load_secrets():
+    "In a worker: the secrets of `FINRAG_SECRETS_FILE` (a file on this machine) into the environment; nothing when absent (a remote worker sets its own)."
+    import json
+    p = os.environ.get("FINRAG_SECRETS_FILE")
+    if p and os.path.isfile(p):
+        with open(p) as f: os.environ.update(json.load(f))
 
 @contextlib.contextmanager
 def ray_cluster(address:str|None=None,  # a running cluster (`host:port`, `ray://host:10001`, or 'auto'); None: start a local one
-                num_cpus:int|None=None  # CPUs of a local cluster (None: all of this machine's)
+                num_cpus:int|None=None, # CPUs of a local cluster (None: all of this machine's)
+                connect_timeout:float=60 # seconds to join the cluster at `address` before a `FinragError`
                ):
     """Yield the `ray` module connected to a cluster: an already initialised one (left running), the cluster at
     `address`, or a new local one — started offline, without the dashboard and usage statistics, and shut down on
-    exit (no Ray process is left behind). Workers get finrag's environment variables (settings, models, cache, offline
-    switches), so they read what this process reads. `InputError` when Ray is not installed."""
+    exit (no Ray process is left behind); a local cluster listens on 127.0.0.1 only. Workers get finrag's environment
+    variables (settings, models, cache, offline switches), so they read what this process reads — except secrets
+    (`is_secret`), which never enter Ray's runtime env (Ray logs it): local workers read them from a 0600 file removed on
+    exit; on a remote cluster set them on its machines. `InputError` when Ray is not installed; `FinragError` when no
+    cluster answers at `address` within `connect_timeout` seconds."""
     ray = require_ray()
     if ray.is_initialized(): yield ray; return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    kw = dict(include_dashboard=False, log_to_driver=False, logging_level="WARNING", runtime_env={"env_vars": _worker_env()})
-    if address: ray.init(address=address, **kw)
-    else: ray.init(num_cpus=num_cpus, **kw)
-    try: yield ray
-    finally: ray.shutdown()
+    secrets_file = _write_secrets(_worker_env()[1])
+    env, _ = _worker_env(secrets_file)
+    kw = dict(include_dashboard=False, log_to_driver=False, logging_level="WARNING", runtime_env={"env_vars": env})
+    try:
+        if address: _init_within(ray, connect_timeout, address=address, **kw)
+        else: ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw)   # a local cluster listens on loopback only
+        try: yield ray
+        finally: ray.shutdown()
+    finally:
+        if secrets_file: os.unlink(secrets_file)
+
+def _init_within(ray, timeout:float, **kw):
+    "`ray.init(**kw)` that gives up after `timeout` seconds with one line naming the address (Ray itself retries for minutes)."
+    import threading
+    from .core import FinragError
+    err, done = [], threading.Event()
+    def go():
+        try: ray.init(**kw)
+        except Exception as e: err.append(e)
+        finally: done.set()
+    threading.Thread(target=go, daemon=True).start()
+    if not done.wait(timeout):
+        raise FinragError(f"no Ray cluster answered at {kw.get('address')} within {timeout:.0f} s: start one (`ray start --head`) or drop --address")
+    if err: raise FinragError(f"cannot join the Ray cluster at {kw.get('address')}: {type(err[0]).__name__}: {str(err[0]).splitlines()[0][:200]}") from None
 
 # %% ../nbs/06b_scale.ipynb #b5961285
 class _Worker:
     "A Ray actor: `setup()` once, then `fn(state, item)` per call."
-    def __init__(self, setup, fn): self.state, self.fn = (setup() if setup else None), fn
+    def __init__(self, setup, fn):
+        _load_secrets()
+        self.state, self.fn = (setup() if setup else None), fn
     def run(self, item): return self.fn(self.state, item)
 
 def ray_map(fn,                      # fn(state, item) -> result (state: what `setup` returned, or None)

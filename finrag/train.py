@@ -265,7 +265,7 @@ def train_bi_encoder(out_dir, sources=("tatqa-train-a", "financial-qa-10k"), roo
 
 # %% ../nbs/06c_train.ipynb #d2378b72
 _KEEP = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "modules.json",
-         "sentence_bert_config.json", "config_sentence_transformers.json", "finrag_train.json", "README.md")
+         "sentence_bert_config.json", "config_sentence_transformers.json", "finrag_train.json")   # not the trainer's README: the model card is MODEL_CARD.md
 
 def export_onnx(model_dir,               # a trained cross-encoder or sentence-transformers folder
                 out_dir,                 # the ONNX folder (model.onnx + tokenizer + configs)

@@ -144,3 +144,12 @@ def test_reproduce_plan_redacts_a_url_parameter(capsys):
     code, out, err = run_cli(capsys, "reproduce", "graphrag", "--dry-run", "-p", f"llm_base_url=http://bob:{SECRET}@127.0.0.1:1/v1")
     assert code == 0 and '"llm_base_url": "http://***@127.0.0.1:1/v1"' in out, out + err
     assert SECRET not in out + err
+
+
+@pytest.mark.parametrize("cmd", ["ask", "answer"])
+def test_question_with_a_byte_that_is_not_utf8(capsys, lb_store, cmd):
+    "`finrag ask $'Nvidia \\xff TSMC' --no-llm` (argv bytes decoded with surrogateescape): one line, exit 2, no traceback."
+    q = "Nvidia \udcff TSMC"
+    args = ["ask", q, "--store", lb_store, "--no-llm"] if cmd == "ask" else ["answer", q, "--data", Path(__file__).parent.parent/"data"/"sample"/"beir_sample"]
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2 and "a byte that is not UTF-8 text (character 8)" in err and "Traceback" not in err, err

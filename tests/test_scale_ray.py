@@ -127,3 +127,13 @@ def test_engine_errors_are_one_line(args, message, tmp_path):
                        capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert len(p.stderr.strip().splitlines()) == 1 and not (tmp_path/"s").exists()
+
+
+def test_address_without_a_cluster_fails_within_the_deadline():
+    "`--address` to a cluster that is not there: one line naming the address within the deadline, not minutes of retries."
+    code = ("from finrag.scale import ray_cluster\nfrom finrag.core import FinragError\n"
+            "try:\n    with ray_cluster('127.0.0.1:1', connect_timeout=5): pass\nexcept FinragError as e: print('ERR', e)\n")
+    t0 = time.time()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "ERR no Ray cluster answered at 127.0.0.1:1 within 5 s" in p.stdout or "ERR cannot join the Ray cluster at 127.0.0.1:1" in p.stdout, (p.stdout, p.stderr[-500:])
+    assert time.time() - t0 < 60

@@ -112,3 +112,15 @@ def test_settings_percent_and_binary(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("FINRAG_SETTINGS", str(b))
     code, out, err = run_cli(capsys, "ask", "q?", "--store", tmp_path / "none", "--no-llm")
     assert code == 2 and str(b) in err and "not a UTF-8 text file" in err and "Traceback" not in err, err
+
+
+def test_p2_stage2_is_the_recorded_choice():
+    "Stage 2 is the trained cross-encoder only if it passed the gate on the reporting halves (results/train_cross_encoder.json); the `ce_*` keys are its best configuration on the choosing halves (what `--stage2 ce` runs)."
+    h, r = get_settings().hierarchical, results("train_cross_encoder.json")
+    ch = r["chosen"]
+    assert h.stage2 == ("none" if ch == "stage1" else "ce")
+    if ch != "stage1": assert r["report_ndcg@10"][f"{ch}-stage1"]["passes"]
+    table = r["choose_ndcg@10"]
+    best = max((c for c in table if c != "stage1"), key=lambda c: table[c]["macro"])
+    c = r["candidates"][ch if ch != "stage1" else best]
+    assert (h.ce_pool, h.ce_weight, h.ce_min_best) == (c["pool"], c["weight"], c["min_best"])

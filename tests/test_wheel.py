@@ -11,7 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_DATA = ["finrag/settings.ini", "finrag/data/gazetteer.csv", "finrag/data/glossary_finance.csv",
-                "finrag/data/sample/news_sample.jsonl"]
+                "finrag/data/sample/news_sample.jsonl",
+                "finrag/data/models/ce-minilm-fin-int8/model.onnx", "finrag/data/models/ce-minilm-fin-int8/tokenizer.json",
+                "finrag/data/models/ce-minilm-fin-int8/MODEL_CARD.md"]   # the trained stage-2 cross-encoder loads from the wheel
 
 
 @pytest.fixture(scope="module")

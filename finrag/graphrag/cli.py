@@ -152,7 +152,7 @@ def demo_next_steps(root=None) -> str:
     f = data_root(root)/SOURCES["fnspid-aapl"].files[0].path
     get = "" if f.exists() else "  finrag data get fnspid-aapl\n"
     return ("\nNext: the method is narrated in nbs/13_graphrag.ingest.ipynb and nbs/15_graphrag.rag.ipynb. On real news (143 Nasdaq.com articles about Apple):\n"
-            f"{get}  finrag ingest {shlex.quote(str(f))} --store stores/fnspid\n"
+            f"{get}  finrag ingest {shlex.quote(str(f))} --store stores/fnspid      # = \"$(finrag data path fnspid-aapl)\"\n"
             "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
 
 # %% ../../nbs/19_graphrag.cli.ipynb #0296127e
@@ -227,11 +227,9 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
     if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
-    if diversity is not None and diversity < 0: raise InputError(f"--diversity {diversity!r} must be >= 0", field="--diversity")
-    if floor is not None and not 0 <= floor <= 1: raise InputError(f"--floor {floor!r} must be in [0, 1]", field="--floor")
+    for key, v in (("diversity", diversity), ("floor", floor), ("article_expand", article_expand), ("lexical", lexical)):   # the settings' ranges (NaN, inf refused)
+        if v is not None: check_range(GraphRAGSettings, key, v, option="--" + key.replace("_", "-"))
     if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
-    if article_expand is not None and article_expand < 0: raise InputError(f"--article-expand {article_expand!r} must be >= 0", field="--article-expand")
-    if lexical is not None and lexical < 0: raise InputError(f"--lexical {lexical!r} must be >= 0", field="--lexical")
     opts = {k: v for k, v in dict(diversity=diversity, floor=floor, article_expand=article_expand, lexical=lexical).items() if v is not None} \
         | dict(network_reserve=network_reserve)
     r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,

@@ -35,15 +35,16 @@ def finetuned_ce_dir() -> Path:
     from finrag.models import shipped_model_dir
     return shipped_model_dir("ce")
 
-def load_ce_scorer(path) -> CrossEncoderScorer:
-    "A `CrossEncoderScorer` of a trained cross-encoder folder: ONNX Runtime when it holds only `model.onnx` (an export of `finrag.train.export_onnx`), else sentence-transformers; its recipe (`finrag_train.json`) sets the pair length and the query window."
+def load_ce_scorer(path, min_best:float|None=None) -> CrossEncoderScorer:
+    "A `CrossEncoderScorer` of a trained cross-encoder folder: ONNX Runtime when it holds only `model.onnx` (an export of `finrag.train.export_onnx`), else sentence-transformers; its recipe (`finrag_train.json`) sets the pair length and the query window; `min_best` (None = `[hierarchical] ce_min_best`) the score below which it is unsure of a pool (`CrossEncoderScorer`)."
     from finrag.models import load_onnx_cross_encoder
     path = Path(path)
     rec = next((json.loads((path/f).read_text()) for f in ("finrag_train.json", "finrag_finetune.json") if (path/f).exists()), {})
     ml, win = rec.get("max_length") or rec.get("recipe", {}).get("max_length", 256), rec.get("window") or rec.get("recipe", {}).get("window")
     onnx = (path/"model.onnx").exists() and not any((path/f).exists() for f in ("model.safetensors", "pytorch_model.bin"))
     model = load_onnx_cross_encoder(path, ml) if onnx else str(path)
-    return CrossEncoderScorer(model, max_length=ml, window=win, name=f"ce:{path.name}")
+    mb = get_settings().hierarchical.ce_min_best if min_best is None else min_best
+    return CrossEncoderScorer(model, max_length=ml, window=win, name=f"ce:{path.name}", min_best=mb)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #04b0d8a0
 def _auto_zsum(n:str, corpus:dict, dense:dict, embedder, cache_dir, pre, field:str) -> HybridScorer:

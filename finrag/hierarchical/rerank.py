@@ -352,20 +352,23 @@ class CrossEncoderScorer:
                  name:str|None=None,     # default 'ce:<folder or hub name>'
                  trust_remote_code:bool=False, # jina-reranker-v3 ships its own model code
                  max_cached:int=200_000, # (query, doc) scores kept in memory (ablations re-score the same pairs)
-                 window:int|None=None):  # read only the `query_window` of this many words of each document (None = its start)
+                 window:int|None=None,   # read only the `query_window` of this many words of each document (None = its start)
+                 min_best:float=0.0):    # the model is unsure when the best score of the documents it is given is below this: all scores 0
         self.model = model if hasattr(model, "predict") else load_cross_encoder(str(model), max_length, trust_remote_code=trust_remote_code)
-        self.batch_size, self.max_cached, self._memo, self.window = batch_size, max_cached, {}, window
+        self.batch_size, self.max_cached, self._memo, self.window, self.min_best = batch_size, max_cached, {}, window, float(min_best)
         self.name = name or ("ce:" + Path(str(model)).name if isinstance(model, (str, Path)) else "ce")
 
     def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
-        "(len(docs),) float32 scores in (0, 1); pairs scored before come from memory."
+        "(len(docs),) float32 scores in (0, 1), or all 0 when the best is below `min_best` (the model is unsure of this pool); pairs scored before come from memory."
         if self.window: docs = [query_window(query, d, self.window) for d in docs]
         new = list(dict.fromkeys((query, d) for d in docs if (query, d) not in self._memo))
         if new:
             if len(self._memo) + len(new) > self.max_cached: self._memo.clear()
             s = self.model.predict(new, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
             self._memo.update(zip(new, np.asarray(s, dtype=np.float32).reshape(-1).tolist()))
-        return np.array([self._memo[(query, d)] for d in docs], dtype=np.float32)
+        s = np.array([self._memo[(query, d)] for d in docs], dtype=np.float32)
+        if len(s) and s.max() < self.min_best: return np.zeros_like(s)   # unsure: a stage-2 interp keeps stage 1's order
+        return s
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #0af62a6d
 QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
