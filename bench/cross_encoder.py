@@ -165,7 +165,6 @@ def main():
     compare = chosen if chosen != "stage1" else best_ce
     if ce32 is not None:
         p, w = CANDIDATES[compare]
-        chosen_label = compare
         diffs = {}
         for name in a.datasets:
             ds = corpora[name]; rp = halves(name, a.data, a.queries)[1][1]

@@ -82,7 +82,7 @@ def main():
     a = ap.parse_args()
     from finrag.config import get_settings
     from finrag.datasets import load_dev
-    from finrag.hierarchical.rerank import split_queries
+    from finrag.protocol import split_queries
     from finrag.hierarchical.eval import roc_auc
     k = get_settings().hierarchical.final_k
     print(f"load average {os.getloadavg()} (2 shared cores); k = {k}", flush=True)

@@ -88,7 +88,7 @@ def main():
     from finrag.config import get_settings
     from finrag.datasets import load_dev
     DEFAULT_STAGE1 = get_settings().hierarchical.stage1
-    from finrag.hierarchical.rerank import split_queries
+    from finrag.protocol import split_queries
     cache = get_settings().cache_dir/"bench"/"stage1_fusion"
     print(f"cache {cache}; load average {os.getloadavg()[0]:.1f} (2 shared cores)", flush=True)
     same = {"hybrid": "rrf", DEFAULT_STAGE1: "default"}            # candidates measured already as a method

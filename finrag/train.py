@@ -6,7 +6,7 @@
 from __future__ import annotations
 import csv, hashlib, json, math, os, platform, random, shutil, time
 from pathlib import Path
-from .core import FinragError, InputError, LoadReport, ModelUnavailableError, atomic_write
+from .core import InputError, LoadReport, ModelUnavailableError, atomic_write
 from .data import BeirDataset, require_file
 from .protocol import split_queries
 from .relevance import query_window
@@ -232,8 +232,8 @@ def train_bi_encoder(out_dir, sources=("tatqa-train-a", "financial-qa-10k"), roo
     import torch
     from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
-    from sentence_transformers.training_args import BatchSamplers
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
     from finrag.models import resolve_model_path
     out_dir = Path(out_dir)
     recipe = {"sources": list(sources), "queries": queries, "base_model": base_model, "n_neg": n_neg, "depth": depth,

@@ -13,7 +13,8 @@ from ..core import InputError
 from ..data import BeirDataset
 from ..retrieval import BM25Retriever, DenseRetriever, evaluate
 from .preretrieval import PreRetrievalConfig, preprocess_dataset
-from .rerank import Cascade, split_queries
+from ..protocol import split_queries
+from .rerank import Cascade
 from .pipeline import HierarchicalRetriever, make_scorer
 
 # %% auto #0

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #98317b11
 from __future__ import annotations
-import json, math, random, re, time
+import json, random, re, time
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
@@ -13,7 +13,6 @@ from ..core import FinragError, InputError, ModelUnavailableError, Timings
 from ..models import default_embedder
 from ..config import HierarchicalSettings, get_settings
 from ..data import BeirDataset
-from ..protocol import split_queries
 from ..relevance import RELEVANCE_SYSTEM, query_window, check_cut, get_judge_llm, relevance_many, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
 

@@ -161,7 +161,7 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
                          progress:bool=True) -> dict:
     "One dataset's entry of results/p3_hybrid.json: embedding LATTICE and LATTICE++ chosen on the development half, hybrid routing on a test subset, n and CIs (see above)."
     from finrag.config import get_settings
-    from finrag.hierarchical.rerank import split_queries
+    from finrag.protocol import split_queries
     from finrag.lattice.build import build_tree
     from finrag.lattice.search import LatticeRetriever, fuse_runs
     from finrag.lattice.eval import tree_stats
@@ -288,7 +288,7 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     "results/p3_grow.json: the tree grown batch by batch vs a full rebuild — nDCG@10 with n and CIs on the test half, cost shares (see above)."
     from finrag.lattice.build import build_tree
     from finrag.lattice.scorers import EmbeddingScorer
-    from finrag.hierarchical.rerank import split_queries
+    from finrag.protocol import split_queries
     from finrag.models import get_embedder
     from finrag.retrieval import corpus_embeddings
     sl = ds.judged()
