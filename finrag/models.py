@@ -15,8 +15,8 @@ from .config import get_settings
 _log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['SHIPPED_MODELS', 'EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'onnx_export',
-           'OnnxEncoder', 'OnnxCrossEncoder', 'shipped_model_dir', 'load_onnx_cross_encoder', 'Embedder',
+__all__ = ['SHIPPED_MODELS', 'EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'export_transformer',
+           'onnx_export', 'OnnxEncoder', 'OnnxCrossEncoder', 'shipped_model_dir', 'load_onnx_cross_encoder', 'Embedder',
            'get_embedder', 'default_embedder', 'splade_model_path', 'SpladeEncoder', 'get_splade', 'SentimentScore',
            'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
 
@@ -76,6 +76,30 @@ def _max_seq_length(path:Path) -> int:
     mc = json.loads((path/"config.json").read_text())
     return int(min(tc.get("model_max_length", 512) or 512, mc.get("max_position_embeddings", 512)))
 
+def export_transformer(path,            # a local transformers model folder (a sentence encoder or a one-logit classifier)
+                       dst) -> str:     # the .onnx file to write
+    """Export the model's transformer to ONNX (fp32, opset 17, dynamic batch and sequence axes; needs torch): its
+    `last_hidden_state`, or its `logits` when the folder is a sequence classifier (a cross-encoder). Returns 'logits' or
+    'last_hidden_state', the output's name."""
+    import torch, warnings
+    from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
+    cfg = AutoConfig.from_pretrained(str(path))
+    ce = bool(cfg.architectures and any(a.endswith("ForSequenceClassification") for a in cfg.architectures))
+    m = (AutoModelForSequenceClassification if ce else AutoModel).from_pretrained(str(path), attn_implementation="eager").eval()
+    class Wrapped(torch.nn.Module):
+        def __init__(self, m): super().__init__(); self.m = m
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            o = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return o.logits if ce else o.last_hidden_state
+    names, oname = ["input_ids", "attention_mask", "token_type_ids"], "logits" if ce else "last_hidden_state"
+    ids = torch.ones(2, 8, dtype=torch.long)
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Wrapped(m), (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(dst), input_names=names,
+                          output_names=[oname], opset_version=17, dynamo=False,
+                          dynamic_axes={k: {0: "batch", 1: "seq"} for k in names + [oname]})
+    return oname
+
 def onnx_export(path,            # a local sentence-transformers (or plain BERT-style) model folder
                 out_dir=None     # default `<cache_dir>/onnx/<folder name>-<hash of its weights>`
                ) -> Path:
@@ -95,20 +119,8 @@ def onnx_export(path,            # a local sentence-transformers (or plain BERT-
     out.mkdir(parents=True, exist_ok=True)
     with FileLock(out/".lock"):
         if f.exists(): return f
-        import torch, warnings
-        from transformers import AutoModel
-        m = AutoModel.from_pretrained(str(path), attn_implementation="eager").eval()
-        class Wrapped(torch.nn.Module):
-            def __init__(self, m): super().__init__(); self.m = m
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
-        ids = torch.ones(2, 8, dtype=torch.long); names = ["input_ids", "attention_mask", "token_type_ids"]
         tmp = out/"model.onnx.tmp"
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(Wrapped(m), (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(tmp), input_names=names,
-                              output_names=["last_hidden_state"], opset_version=17, dynamo=False,
-                              dynamic_axes={k: {0: "batch", 1: "seq"} for k in names + ["last_hidden_state"]})
+        export_transformer(path, tmp)
         os.replace(tmp, f)
     return f
 
@@ -179,8 +191,7 @@ class OnnxCrossEncoder:
         return out
 
 # %% ../nbs/03_models.ipynb #beaa31ab
-SHIPPED_MODELS = {"ce": "ce-minilm-fin-int8",    # the cross-encoder finrag trained (nbs/06c_train; data/models/*/MODEL_CARD.md)
-                  "biencoder": "bi-minilm-fin-int8"}
+SHIPPED_MODELS = {"ce": "ce-minilm-fin-int8"}    # the cross-encoder finrag trained (nbs/06c_train; its MODEL_CARD.md)
 
 def shipped_model_dir(kind:str) -> Path:
     "The folder of a model trained by finrag and shipped with it (`kind` a key of `SHIPPED_MODELS`): int8 ONNX, tokenizer, recipe and model card under the data folder."

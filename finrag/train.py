@@ -101,15 +101,17 @@ def mine_negatives(ds:BeirDataset,       # judged training queries and their cor
         docs = r["positive"]                            # labeled-list: [positive, negatives...], labels [1, 0, ...]
         dense.setdefault((r["anchor"], docs[0]), [d for d, l in zip(docs, r["labels"]) if l == 0])
     emb = st.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-    qv = st.encode(list(dict.fromkeys(anchors)), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-    qpos = {a: i for i, a in enumerate(dict.fromkeys(anchors))}
+    uniq = list(dict.fromkeys(anchors))
+    qv = st.encode(uniq, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    qpos = {a: i for i, a in enumerate(uniq)}
     bm = BM25Retriever(ds.corpus).search({q: ds.queries[q] for q in dict.fromkeys(q for q, _ in rows)}, k=depth + 10)
     rng, out = random.Random(seed), []
     for (q, d), a, p in zip(rows, anchors, positives):
         rel = {x for x, g in ds.qrels[q].items() if g > 0}
         limit = (1 - relative_margin)*float(qv[qpos[a]] @ emb[pos_of[d]])
         lex = [texts[pos_of[x]] for x in bm.get(q, {}) if x not in rel and float(qv[qpos[a]] @ emb[pos_of[x]]) <= limit][:depth]
-        den = [t for t in dense.get((a, p), []) if t not in {texts[pos_of[x]] for x in rel}]
+        rel_texts = {texts[pos_of[x]] for x in rel if x in pos_of}
+        den = [t for t in dense.get((a, p), []) if t not in rel_texts]
         rng.shuffle(lex); pools, negs = [den, lex], []
         while len(negs) < n_neg and any(pools):          # dense and BM25 in turn, no duplicates
             for pl in pools:
@@ -119,12 +121,9 @@ def mine_negatives(ds:BeirDataset,       # judged training queries and their cor
     return out
 
 # %% ../nbs/06c_train.ipynb #a4b25089
-def file_sha256(path, chunk:int=1<<20) -> str:
+def file_sha256(path) -> str:
     "The SHA-256 hex digest of a file."
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(chunk), b""): h.update(b)
-    return h.hexdigest()
+    with open(path, "rb") as f: return hashlib.file_digest(f, "sha256").hexdigest()
 
 def machine() -> dict:
     "Where a model was trained or measured: OS, Python, CPU count, torch and sentence-transformers versions, load average."
@@ -271,8 +270,7 @@ def export_onnx(model_dir,               # a trained cross-encoder or sentence-t
                 out_dir,                 # the ONNX folder (model.onnx + tokenizer + configs)
                 quantize:bool=True) -> Path:
     "`out_dir` with `model.onnx` (int8 dynamic quantisation, or fp32) and the files needed to load it offline; `ModelUnavailableError` without weights."
-    import torch, warnings
-    from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
+    from finrag.models import export_transformer
     src, out = Path(model_dir), Path(out_dir)
     if not any((src/f).exists() for f in ("model.safetensors", "pytorch_model.bin")):
         raise ModelUnavailableError(f"{src}: no model.safetensors / pytorch_model.bin to export")
@@ -281,21 +279,8 @@ def export_onnx(model_dir,               # a trained cross-encoder or sentence-t
         if (src/f).exists(): shutil.copy2(src/f, out/f)
     for d in src.iterdir():                      # sentence-transformers module folders (pooling, normalise)
         if d.is_dir() and not d.name.startswith(("_", ".", "checkpoint")): shutil.copytree(d, out/d.name, dirs_exist_ok=True)
-    cfg = AutoConfig.from_pretrained(str(src))
-    ce = bool(cfg.architectures and any(a.endswith("ForSequenceClassification") for a in cfg.architectures))
-    m = (AutoModelForSequenceClassification if ce else AutoModel).from_pretrained(str(src), attn_implementation="eager").eval()
-    class Wrapped(torch.nn.Module):
-        def __init__(self, m): super().__init__(); self.m = m
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            o = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-            return o.logits if ce else o.last_hidden_state
-    names, oname = ["input_ids", "attention_mask", "token_type_ids"], "logits" if ce else "last_hidden_state"
-    ids = torch.ones(2, 8, dtype=torch.long); fp32 = out/"model.fp32.onnx"
-    with warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(Wrapped(m), (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32), input_names=names,
-                          output_names=[oname], opset_version=17, dynamo=False,
-                          dynamic_axes={k: {0: "batch", 1: "seq"} for k in names + [oname]})
+    fp32 = out/"model.fp32.onnx"
+    ce = export_transformer(src, fp32) == "logits"              # the one exporter (finrag.models), the classifier head included
     if quantize:
         from onnxruntime.quantization import QuantType, quantize_dynamic
         quantize_dynamic(str(fp32), str(out/"model.onnx"), weight_type=QuantType.QInt8)

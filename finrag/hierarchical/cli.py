@@ -56,8 +56,12 @@ def _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps
     if bad: raise FinragError(f"--source {bad[0]!r}: use one of {', '.join(TRAIN_SOURCES)} or dev:<corpus>")
     for opt, v in (("--queries", queries), ("--epochs", epochs), ("--max-length", max_length), ("--batch-size", batch_size), ("--save-steps", save_steps)):
         if v is not None and v < 1: raise FinragError(f"{opt} {v}: give a positive number")
-    if not 0 < lr < 1: raise FinragError(f"--lr {lr}: give a learning rate in (0, 1)")
+    if lr is not None and not 0 < lr < 1: raise FinragError(f"--lr {lr}: give a learning rate in (0, 1)")
     return names
+
+def _given(**kw) -> dict:
+    "The options the user gave: the rest keep the training function's defaults (one home for each)."
+    return {k: v for k, v in kw.items() if v is not None}
 
 def _trained(path, onnx, kind):
     from finrag.train import export_onnx
@@ -74,35 +78,35 @@ _Q = typer.Option(None, "--queries", help="Training queries per source at most (
 def train_cross_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
                             out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/ce-minilm-fin)."),
                             onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (what --stage2 ce:DIR loads)."),
-                            epochs:int=typer.Option(1, "--epochs"), lr:float=typer.Option(7e-5, "--lr"),
-                            batch_size:int=typer.Option(16, "--batch-size"),
-                            max_length:int=typer.Option(128, "--max-length", help="Tokens per (query, document) pair."),
-                            window:int=typer.Option(64, "--window", help="Words of each document read (the window sharing most words with the query)."),
-                            save_steps:int=typer.Option(200, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
+                            epochs:int=typer.Option(None, "--epochs"), lr:float=typer.Option(None, "--lr", help="Default: the library's (finrag.train)."),
+                            batch_size:int=typer.Option(None, "--batch-size"),
+                            max_length:int=typer.Option(None, "--max-length", help="Tokens per (query, document) pair."),
+                            window:int=typer.Option(None, "--window", help="Words of each document read (the window sharing most words with the query)."),
+                            save_steps:int=typer.Option(None, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
     "Train the cross-encoder (BCE on mined pairs; resumable, progress bar)."
     from finrag.train import train_cross_encoder
     names = _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps)
-    if window < 1: raise FinragError(f"--window {window}: give a positive number")
+    if window is not None and window < 1: raise FinragError(f"--window {window}: give a positive number")
     from finrag.config import get_settings
     out = out or get_settings().cache_dir/"models"/"ce-minilm-fin"
-    _trained(train_cross_encoder(out, names, data, queries, epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
-                                 window=window, save_steps=save_steps), onnx, "cross-encoder")
+    _trained(train_cross_encoder(out, names, data, queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
+                                                                     window=window, save_steps=save_steps)), onnx, "cross-encoder")
 
 @train_app.command("bi-encoder")
 def train_bi_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
                          out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/bi-minilm-fin)."),
                          onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (an embedder folder)."),
-                         epochs:int=typer.Option(1, "--epochs"), lr:float=typer.Option(2e-5, "--lr"),
-                         batch_size:int=typer.Option(32, "--batch-size"),
-                         max_length:int=typer.Option(256, "--max-length", help="Tokens per text."),
-                         save_steps:int=typer.Option(100, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
+                         epochs:int=typer.Option(None, "--epochs"), lr:float=typer.Option(None, "--lr", help="Default: the library's (finrag.train)."),
+                         batch_size:int=typer.Option(None, "--batch-size"),
+                         max_length:int=typer.Option(None, "--max-length", help="Tokens per text."),
+                         save_steps:int=typer.Option(None, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
     "Fine-tune the bi-encoder (MultipleNegativesRankingLoss on mined triplets; resumable, progress bar)."
     from finrag.train import train_bi_encoder
     names = _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps)
     from finrag.config import get_settings
     out = out or get_settings().cache_dir/"models"/"bi-minilm-fin"
-    _trained(train_bi_encoder(out, names, data, queries, epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
-                              save_steps=save_steps), onnx, "bi-encoder")
+    _trained(train_bi_encoder(out, names, data, queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
+                                                                  save_steps=save_steps)), onnx, "bi-encoder")
 
 @train_app.command("export")
 def train_export_cmd(model:Path=typer.Argument(..., help="A trained model folder."), out:Path=typer.Argument(..., help="The ONNX folder."),
