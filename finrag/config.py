@@ -27,7 +27,7 @@ def valid(lo=None,            # the least value allowed (None: no bound)
 # %% ../nbs/01_config.ipynb #c346c0b1
 def _ok(v, r:dict) -> bool:
     if r["choices"] is not None: return v in r["choices"]
-    if isinstance(v, tuple): return all(_ok(x, r) for x in v)
+    if isinstance(v, tuple): return bool(v) and all(_ok(x, r) for x in v)     # a list setting holds at least one value
     if v is None or isinstance(v, bool) or isinstance(v, str): return True
     if not math.isfinite(v): return False                       # NaN and ±inf are never a valid setting
     return ((r["lo"] is None or v >= r["lo"]) and (r["hi"] is None or v <= r["hi"]) and (r["gt"] is None or v > r["gt"]))
@@ -65,23 +65,25 @@ _UNIT = dict(lo=0.0, hi=1.0)
 @dataclass(frozen=True)
 class GraphRAGSettings:
     "`[graphrag]`: P1 (arXiv 2606.00062) — vector top-k, INFLUENCES threshold τ, network-evidence rule, question mix."
-    k: int = valid(1, what=">= 1 seed chunk (paper: 5)")                    # seed chunks from the vector index (paper: 5)
+    k: int = valid(1, 1000, what="in [1, 1000] seed chunks (paper: 5)")                    # seed chunks from the vector index (paper: 5)
     tau: float = valid(**_UNIT, what="in [0, 1] (paper: 0.5)")               # INFLUENCES edges kept when intensity > tau (paper: 0.5 best)
     tau_grid: tuple = valid(**_UNIT, what="a list of numbers in [0, 1]")     # τ ablation grid (paper: 0.3/0.5/0.7)
-    neighbor_top: int = valid(1, what=">= 1 (paper: 2)")                     # network-evidence chunks per neighbour (paper: 2)
+    neighbor_top: int = valid(1, 1000, what="in [1, 1000] (paper: 2)")                     # network-evidence chunks per neighbour (paper: 2)
     neighbor_min_sim: float = valid(-1.0, 1.0, what="in [-1, 1] (paper: 0.2)")  # minimum cosine of an evidence chunk to the query (paper: 0.2)
-    n_questions: int = valid(1, what=">= 1")                                 # evaluation set size (paper: 100)
+    n_questions: int = valid(1, 100_000, what="in [1, 100000]")                                 # evaluation set size (paper: 100)
     n_direct: int = valid(0, what=">= 0")                                    # direct questions (paper: 30)
     n_relational: int = valid(0, what=">= 0")                                # relational questions (paper: 70)
     graph_mode: str = valid(choices=("paper", "budget"))                     # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
-    budget_chunks: int = valid(1, what=">= 1 chunk (an empty context answers nothing)")  # graph mode 'budget' and auto: context chunks, seeds and network evidence together
-    budget_tokens: int = valid(1, what=">= 1 token")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
+    budget_chunks: int = valid(1, 1000, what="in [1, 1000] chunks (an empty context answers nothing)")  # graph mode 'budget' and auto: context chunks, seeds and network evidence together
+    budget_tokens: int = valid(1, 1_000_000, what="in [1, 1000000] tokens")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
     dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
     boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
     diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (`budget_select`)
     floor: float = valid(**_UNIT, what="in [0, 1]")                          # ... among chunks within this share of the best score
     article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
     lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
+    verify: bool                                                             # `ask`/`demo`: check each answer sentence against the chunk it cites by default (only with a judge people agree with)
+
 
 # %% ../nbs/01_config.ipynb #80fd290c
 @dataclass(frozen=True)
@@ -101,15 +103,15 @@ class HierarchicalSettings:
     stage2: str                # stage-2 scorer (a `STAGE_SCORERS` name) or 'none' (stage 1 alone)
     fusion: str = valid(choices=("none", "rrf", "interp"))          # how a stage 2 is fused with stage 1
     weight: float = valid(**_UNIT, what="in [0, 1]")               # interp: weight of stage 2 (scorers without their own)
-    stage1_keep: int = valid(1, what=">= 1 document (paper: 100)") # fast scorer keeps this many (paper: 100)
-    final_k: int = valid(1, what=">= 1 document (paper: 20)")      # strong scorer keeps this many (paper: 20)
+    stage1_keep: int = valid(1, 100_000, what="in [1, 100000] documents (paper: 100)") # fast scorer keeps this many (paper: 100)
+    final_k: int = valid(1, 100_000, what="in [1, 100000] documents (paper: 20)")      # strong scorer keeps this many (paper: 20)
     long_context_tokens: int = valid(1, what=">= 1 token (paper: 64000)")  # split/merge above this many context tokens (paper: 64k)
-    llm_pool: int = valid(1, what=">= 1 document")                 # stage 2 = llm: the judge re-scores stage 1's best this many
+    llm_pool: int = valid(1, 100_000, what="in [1, 100000] documents")                 # stage 2 = llm: the judge re-scores stage 1's best this many
     llm_weight: float = valid(**_UNIT, what="in [0, 1]")           # stage 2 = llm: its interp weight
     llm_max_doc_tokens: int = valid(8, what=">= 8 tokens")         # stage 2 = llm: documents cut to about this many tokens
     llm_cut: str = valid(choices=("head", "query"))                # stage 2 = llm: which part of a document it reads
     llm_raw: bool              # stage 2 = llm: reads the raw query and documents
-    ce_pool: int = valid(1, what=">= 1 document")                  # stage 2 = ce: the trained cross-encoder re-scores stage 1's best this many
+    ce_pool: int = valid(1, 100_000, what="in [1, 100000] documents")                  # stage 2 = ce: the trained cross-encoder re-scores stage 1's best this many
     ce_weight: float = valid(**_UNIT, what="in [0, 1]")            # stage 2 = ce: its interp weight (1 = its order alone)
     ce_raw: bool               # stage 2 = ce: reads the raw query and documents
     ce_min_best: float = valid(**_UNIT, what="in [0, 1] (0 = always rerank)")  # stage 2 = ce: unsure when its best score of the pool is below this: stage 1's order kept
@@ -134,8 +136,8 @@ class LatticeSettings:
     max_leaf_docs: int = valid(1, what=">= 1 document")        # build: a node with at most this many documents gets them as leaves
     partition_tokens: int = valid(0, what=">= 0 tokens (0 = the whole context)")  # build: prompt + answer tokens of one LLM partition call
     llm_depth: int = valid(0, what=">= 0 (0 = every level)")   # build: the LLM partitions/summarises only above this depth
-    beam: int = valid(1, what=">= 1 node")                     # search: max_beam_size
-    iterations: int = valid(1, what=">= 1")                    # search: num_iters
+    beam: int = valid(1, 1000, what="in [1, 1000] nodes")                     # search: max_beam_size
+    iterations: int = valid(1, 1000, what="in [1, 1000]")                    # search: num_iters
     path_alpha: float = valid(**_UNIT, what="in [0, 1]")       # search: relevance_chain_factor α of the path-score EMA
     num_leaf_calib: int = valid(0, what=">= 0 leaves")         # search: calibration leaves added to leaf slates
     pl_tau: float = valid(gt=0.0, what="> 0")                  # search: Plackett–Luce temperature of the latent score model
@@ -153,16 +155,16 @@ class ModelSettings:
     sentiment: str; finbert_model: str
     llm: str                  # a tier (qwen2.5-coder-1.5b | qwen2.5-coder-0.5b | smollm2-135m), a .gguf path, or 'remote'
     llm_model: str            # model name sent in requests and served by the local server; empty = the tier name / file stem
-    llm_ctx: int = valid(256, what=">= 256 tokens")            # local server context window, tokens (per slot)
+    llm_ctx: int = valid(256, 1_048_576, what="in [256, 1048576] tokens")            # local server context window, tokens (per slot)
     llm_threads: int = valid(0, what=">= 0 (0 = all cores but one)")  # llama.cpp threads (1: two threads on two busy cores decode ~6x slower; 0 = all cores but one)
     llm_timeout: float = valid(gt=0.0, what="> 0 seconds")     # total seconds per HTTP attempt (> 0, finite)
     llm_max_retries: int = valid(0, what=">= 0")               # extra attempts after the first (>= 0)
     llm_call_deadline: float = valid(gt=0.0, what="> 0 seconds")  # total seconds per call: every attempt, backoff and Retry-After wait
-    llm_max_response_bytes: int = valid(1024, what=">= 1024 bytes")  # a response body larger than this is refused, never cached
+    llm_max_response_bytes: int = valid(1024, 256 * 2**20, what="in [1024 bytes, 256 MiB]")  # a response body larger than this is refused, never cached
     llm_slots: int = valid(1, 64, what="in 1..64")              # parallel sequences of the local server and default concurrency of `LLMClient.map`
     judge_llm: str            # the tier of the P(yes) relevance judge; empty = the `llm` tier
     llm_temperature: float = valid(0.0, 2.0, what="in [0, 2]")
-    max_question_chars: int = valid(1, what=">= 1 character")  # a longer question is refused (`check_question`) before it reaches a prompt
+    max_question_chars: int = valid(1, 1_000_000, what="in [1, 1000000] characters")  # a longer question is refused (`check_question`) before it reaches a prompt
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 
 # %% ../nbs/01_config.ipynb #2334d45c
@@ -263,6 +265,7 @@ def load_settings(path=None) -> Settings:
     "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem."
     path = Path(path or settings_path())
     if not path.exists(): raise InputError("settings file not found (set FINRAG_SETTINGS or run from the project)", path=path)
+    if path.is_dir(): raise InputError("is a folder: FINRAG_SETTINGS names the settings file itself (e.g. settings.ini)", path=path)
     cp = configparser.ConfigParser(inline_comment_prefixes=("#",), interpolation=None)   # a '%' in a value is a '%'
     try: cp.read(path, encoding="utf-8")
     except configparser.Error as e: raise InputError(f"not a valid INI file: {e}", path=path) from None

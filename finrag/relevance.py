@@ -8,12 +8,12 @@ import math, re, threading
 from .llm import LLMClient, chat_many, get_llm
 from .config import get_settings
 from .chunking import CHARS_PER_TOKEN, split_sentences
-from .core import InputError
+from .core import FENCE_RULE, InputError, fence
 
 # %% auto #0
 __all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'DOC_CUTS', 'yes_probability', 'first_token_top', 'chat_logprobs',
-           'truncate_tokens', 'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'relevance',
-           'relevance_many', 'judge_tier', 'get_judge_llm', 'query_window']
+           'truncate_tokens', 'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'judgement_parts',
+           'relevance', 'relevance_many', 'judge_tier', 'get_judge_llm', 'query_window']
 
 # %% ../nbs/04c_relevance.ipynb #71cc35ff
 def yes_probability(top:list,       # [(token, logprob), ...] of the first answer token (may be empty)
@@ -69,7 +69,9 @@ def chat_logprobs(llm,                   # a `LLMClient` (or any object with its
 
 # %% ../nbs/04c_relevance.ipynb #9fbb2e21
 RELEVANCE_SYSTEM = ('Judge whether the Document meets the requirements based on the Query and the Instruct provided. '
-                    'Note that the answer can only be "yes" or "no".')
+                    'Note that the answer can only be "yes" or "no". ' +
+                    FENCE_RULE.format(item="document", kind="DOCUMENT", id="N", source="the corpus"))
+
 
 # %% ../nbs/04c_relevance.ipynb #f2265c5e
 RELEVANCE_INSTRUCTION = "Given a question, judge whether the document contains the information needed to answer it"
@@ -130,9 +132,18 @@ def cut_document(query:str, text:str, max_tokens:int, cut:str="head") -> str:
 
 # %% ../nbs/04c_relevance.ipynb #724c70eb
 def relevance_messages(query:str, text:str, instruction:str=RELEVANCE_INSTRUCTION, max_doc_tokens:int=400, cut:str="head") -> list[dict]:
-    "Chat messages of one (query, document) judgement: system, instruction and query first (a prefix shared by every document of the query), the document (cut by `cut_document`) last."
+    """Chat messages of one (query, document) judgement: system, instruction and query first (a prefix shared by every
+    document of the query), the document (cut by `cut_document`) last, fenced as untrusted data (`finrag.core.fence`)."""
     return [{"role": "system", "content": RELEVANCE_SYSTEM},
-            {"role": "user", "content": f"<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {cut_document(query, text, max_doc_tokens, cut)}"}]
+            {"role": "user", "content": f"<Instruct>: {instruction}\n<Query>: {query}\n<Document>:\n{fence(cut_document(query, text, max_doc_tokens, cut), 1, 'DOCUMENT')}"}]
+
+
+# %% ../nbs/04c_relevance.ipynb #0774f07f
+def judgement_parts(content:str) -> tuple[str, str]:
+    "(query, document) of a `relevance_messages` user turn: the inverse that fake judges in tests and traces of a run use; the document as fenced (defused), without its fence lines."
+    head, _, doc = content.partition("\n<Document>:\n")
+    return head.partition("<Query>: ")[2], "\n".join(doc.split("\n")[1:-1])
+
 
 # %% ../nbs/04c_relevance.ipynb #a08c1561
 def relevance(query:str, text:str, llm=None, *,

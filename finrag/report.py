@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 # %% auto #0
-__all__ = ['printable', 'entity_list', 'enrichment_table', 'format_comparison', 'format_contexts', 'format_footer', 'llm_banner',
-           'retrieval_report', 'answer_record', 'answer_report', 'build_summary', 'build_estimate']
+__all__ = ['printable', 'entity_list', 'enrichment_table', 'graph_added', 'format_comparison', 'format_contexts', 'format_footer',
+           'llm_banner', 'retrieval_report', 'answer_record', 'answer_report', 'build_summary', 'build_estimate']
 
 # %% ../nbs/09b_report.ipynb #76bef44c
 _ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"                        # CSI: colours, cursor moves, clear screen
@@ -35,11 +35,27 @@ def enrichment_table(ecs) -> str:
     return printable("\n".join(rows))
 
 # %% ../nbs/09b_report.ipynb #cf91d291
+def graph_added(v, g) -> str:
+    """What the graph context `g` holds that the vector context `v` does not, and why: the chunks it added (naming
+    the question's companies, or about a company connected by an INFLUENCES edge) or that it added none."""
+    have = set(v.chunk_ids)
+    new = [c for c in g.contexts if c.chunk_id not in have]
+    net = [c for c in new if c.role == "network"]
+    own = [c for c in new if c.role != "network"]
+    parts = []
+    if own: parts.append(f"{len(own)} chunk(s) of the question's companies' news ranked above vector's ({'; '.join(','.join(c.tickers) or '-' for c in own)})")
+    if net: parts.append(f"{len(net)} about connected companies ({', '.join(c.via['seed'] + '→' + c.via['neighbour'] for c in net)})")
+    if not new: return "  graph added: nothing (its budget holds the vector context)"
+    return ("  graph added: " + " and ".join(parts) +
+            ("" if net else "; no connected company's news ranked inside the budget (network evidence competes on cosine × edge intensity)"))
+
 def format_comparison(q:str, v, g, tau:float) -> str:
-    "The head of one `finrag demo` question: the tickers of the vector and the graph context, and the edges the graph followed."
+    "The head of one `finrag demo` question: the tickers of the vector and the graph context, the edges the graph followed and what it added (`graph_added`)."
     return printable("\n".join(["\n" + "="*100 + f"\nQ: {q}", f"  vector tickers: {', '.join(v.entities)}",
         f"  graph  tickers: {', '.join(g.entities)}   (+{', '.join(sorted(set(g.entities)-set(v.entities))) or 'none'})",
-        f"  edges followed (τ={tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none")]))
+        f"  edges followed (τ={tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none"),
+        graph_added(v, g)]))
+
 
 # %% ../nbs/09b_report.ipynb #08dc904d
 def format_contexts(r, show_text:int=160) -> str:

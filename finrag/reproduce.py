@@ -4,24 +4,77 @@
 
 # %% ../nbs/09_reproduce.ipynb #809803fb
 from __future__ import annotations
-import json, os, re, sys, time
+import json, math, os, re, sys, time
 from pathlib import Path
-from .core import FinragError
+from .core import FinragError, InputError
 from .config import redact
 
 # %% auto #0
-__all__ = ['EXPERIMENTS', 'experiment_plan', 'headline_numbers', 'experiment_outputs', 'shown_path', 'kernel_manager_class',
-           'run_experiment', 'redact_file', 'outputs_summary']
+__all__ = ['EXPERIMENTS', 'MAX_PARAM_CHARS', 'MAX_PARAM_DEPTH', 'check_param', 'experiment_plan', 'headline_numbers',
+           'experiment_outputs', 'shown_path', 'kernel_manager_class', 'run_experiment', 'redact_file',
+           'outputs_summary']
 
 # %% ../nbs/09_reproduce.ipynb #7df7dd3f
 EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
 
 # %% ../nbs/09_reproduce.ipynb #0927e8b7
+MAX_PARAM_CHARS, MAX_PARAM_DEPTH = 100_000, 16   # a -p value: at most this long and this deeply nested
+
+def _depth(x, d=0) -> int:
+    if d > MAX_PARAM_DEPTH: return d
+    if isinstance(x, dict): return max([_depth(v, d + 1) for v in x.values()] or [d + 1])
+    if isinstance(x, list): return max([_depth(v, d + 1) for v in x] or [d + 1])
+    return d
+
+def _finite(x) -> bool:
+    if isinstance(x, float): return math.isfinite(x)
+    if isinstance(x, dict): return all(map(_finite, x.values()))
+    if isinstance(x, list): return all(map(_finite, x))
+    return True
+
 def _param(kv:str):
-    if "=" not in kv: raise FinragError(f"-p expects key=value, got {kv!r}")
+    "(key, value) of one `-p key=value`: the value as JSON, else the string; too long, too deep or not finite → `InputError`."
+    if "=" not in kv: raise InputError(f"-p expects key=value, got {kv[:80]!r}", field="-p")
     k, v = kv.split("=", 1)
-    try: return k, json.loads(v)
+    if len(v) > MAX_PARAM_CHARS: raise InputError(f"-p {k}: the value has {len(v):,} characters (at most {MAX_PARAM_CHARS:,})", field=f"-p {k}")
+    try: x = json.loads(v)
     except json.JSONDecodeError: return k, v
+    except RecursionError: x = None; raise InputError(f"-p {k}: the value is nested more than {MAX_PARAM_DEPTH} levels deep", field=f"-p {k}") from None
+    if _depth(x) > MAX_PARAM_DEPTH: raise InputError(f"-p {k}: the value is nested more than {MAX_PARAM_DEPTH} levels deep", field=f"-p {k}")
+    if not _finite(x): raise InputError(f"-p {k}={v}: NaN and infinity are not parameter values", field=f"-p {k}")
+    return k, x
+
+def check_param(name:str, value, spec:dict):
+    """`value` when it fits the notebook parameter `spec` (papermill's `inspect_notebook` entry): the type of its default
+    (an int where the default is an int, a number for a float, a list for a list, a bool for a bool; `null` where the default is
+    None or the parameter's comment mentions None; a string or a list the comment names), and the range of the settings
+    field of the same name (`finrag.config.check_range`, e.g. `tau` in [0, 1]). Else `InputError` naming the parameter."""
+    import ast
+    from finrag.config import _SECTIONS, check_range
+    from dataclasses import fields
+    hlp = spec.get("help") or ""
+    try: d = ast.literal_eval(spec.get("default") or "None")
+    except (ValueError, SyntaxError): d = None
+    def bad(what): raise InputError(f"-p {name}={json.dumps(value)[:80]}: {what} (the notebook's default: {spec.get('default')}{'; ' + hlp if hlp else ''})", field=f"-p {name}")
+    named = isinstance(value, str) and (f'"{value}"' in hlp or f"'{value}'" in hlp)
+    if value is None:
+        if d is not None and "None" not in hlp: bad("this parameter takes no null")
+    elif d is None or named or (isinstance(value, list) and "list" in hlp): pass
+    elif isinstance(d, bool):
+        if not isinstance(value, bool): bad("expected true or false")
+    elif isinstance(d, int):
+        if isinstance(value, bool) or not isinstance(value, int): bad("expected an integer")
+    elif isinstance(d, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)): bad("expected a number")
+    elif isinstance(d, (list, tuple)):
+        if not isinstance(value, list): bad("expected a JSON list, e.g. [0.3, 0.5]")
+    elif isinstance(d, str) and not isinstance(value, str): bad("expected a string")
+    owners = [cls for cls in _SECTIONS.values() if name in {f.name for f in fields(cls)}]
+    if len(owners) == 1 and value is not None and not isinstance(value, (str, dict)):
+        check_range(owners[0], name, tuple(value) if isinstance(value, list) else value, option=f"-p {name}")
+    if isinstance(value, int) and not isinstance(value, bool) and isinstance(d, int) and not isinstance(d, bool) and d >= 0 and value < 0:
+        bad("expected a count >= 0")
+    return value
 
 def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> list[tuple[Path, Path, dict]]:
     """(notebook, executed copy, parameters) for each experiment notebook of `paper`.
@@ -49,11 +102,12 @@ def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> 
             if ov.exists(): p.update(json.loads(ov.read_text()))
             q = root/"runs"/"quick"
             p.update(store_dir=str(q/"stores"/name), figures_dir=str(q/"figures"), results_dir=str(q/"results"))
-        declared = set(pm.inspect_notebook(str(nb)))
+        declared = pm.inspect_notebook(str(nb))
         mine = {k: v for k, v in plain.items() if k in declared}; used |= set(mine)
         p.update(mine); p.update(scoped.get(name, {}))
-        unknown = sorted(set(p) - declared)
+        unknown = sorted(set(p) - set(declared))
         if unknown: raise FinragError(f"{nb.name} has no parameter(s) {unknown}; it declares {sorted(declared)}")
+        for k in {**mine, **scoped.get(name, {})}: check_param(k, p[k], declared[k])
         plan.append((nb, root/"runs"/(("quick_" if quick else "") + nb.name), p))
     if set(plain) - used: raise FinragError(f"no experiment notebook of {paper!r} has parameter(s) {sorted(set(plain) - used)}")
     return plan

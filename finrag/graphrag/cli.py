@@ -12,8 +12,8 @@ from ..config import check_range, get_settings
 from ..report import enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, printable
 
 # %% auto #0
-__all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NETWORK_RESERVE', 'DEMO_NOTE', 'enrich',
-           'ingest', 'store_check', 'ask', 'demo_next_steps', 'demo', 'eval_questions', 'eval_graphrag']
+__all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'enrich', 'ingest', 'store_check',
+           'ask', 'demo_next_steps', 'demo', 'eval_questions', 'eval_graphrag']
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0006
 graphrag_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P1: Graph-RAG over financial news.")
@@ -95,7 +95,11 @@ def _footer(r) -> str:
     v = (r.llm or {}).get("verification")
     return format_footer(r) + ("\n" + printable(citation_summary(v)) if v else "")
 
-def _stream_answer(rag, r, verify:bool=True):
+def _verify_default(verify:bool|None) -> bool:
+    "The `--verify/--no-verify` choice, else `[graphrag] verify` (off unless a citation judge people agree with ships)."
+    return get_settings().graphrag.verify if verify is None else bool(verify)
+
+def _stream_answer(rag, r, verify:bool=False):
     "Answer `r`, printing the model, the time estimate and the answer as it is written; with `verify`, check each sentence's citation (`verify_citations`)."
     from finrag.graphrag.rag import answer, build_prompt, prompt_tokens_estimate
     llm = rag.llm
@@ -105,7 +109,8 @@ def _stream_answer(rag, r, verify:bool=True):
     typer.echo("")
     if verify and r.answer:
         from finrag.graphrag.rag import verify_citations
-        typer.echo("checking each sentence against the chunk it cites (P(yes) judge) …", err=True)
+        typer.echo("checking each sentence against the chunk it cites (P(yes) judge; its agreement with a hand check: "
+                   "results/p1_citation_judges.json) …", err=True)
         r.llm["verification"] = verify_citations(r)
 
 @graphrag_app.command()
@@ -115,8 +120,8 @@ def ask(question:str=typer.Argument(..., help="The question."),
         tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau)."),
         json_out:bool=typer.Option(False, "--json", help="Print the result as JSON (the RAGResult type)."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
-        no_verify:bool=typer.Option(False, "--no-verify", help="Do not check each answer sentence against the chunk it cites (saves the judge calls).")):
-    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it, then each sentence's citation is checked."
+        verify:bool=typer.Option(None, "--verify/--no-verify", help="Check each answer sentence against the chunk it cites (default: [graphrag] verify; how far its judge agrees with a person: results/p1_citation_judges.json).")):
+    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it (with --verify each sentence's citation is then checked)."
     from finrag.graphrag.rag import GraphRAG, answer
     from finrag.config import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
@@ -124,10 +129,10 @@ def ask(question:str=typer.Argument(..., help="The question."),
     try:
         r = rag.retrieve(question, mode, tau)
         if json_out:
-            if not no_llm: answer(rag, r, verify=not no_verify)
+            if not no_llm: answer(rag, r, verify=_verify_default(verify))
             typer.echo(printable(r.to_json(indent=1))); return
         typer.echo(format_contexts(r))
-        if not no_llm: _stream_answer(rag, r, verify=not no_verify)
+        if not no_llm: _stream_answer(rag, r, verify=_verify_default(verify))
         typer.echo(_footer(r))
     finally: rag.store.close()
 
@@ -137,9 +142,6 @@ DEMO_QUESTIONS = [
     "Which companies are exposed to weak iPhone demand in China, and how?",
     "How is Intel's foundry business affected by TSMC?",
 ]
-
-# %% ../../nbs/19_graphrag.cli.ipynb #36561509
-DEMO_NETWORK_RESERVE = 1   # the demo keeps one slot for a connected company's evidence (`GraphRAG(network_reserve=)`)
 
 # %% ../../nbs/19_graphrag.cli.ipynb #51e201d0
 DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invented events about real companies, written to "
@@ -160,7 +162,7 @@ def demo_next_steps(root=None) -> str:
 def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/demo-store)."),
          no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
          tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau): try 0.0 vs 0.7."),
-         no_verify:bool=typer.Option(False, "--no-verify", help="Do not check each answer sentence against the chunk it cites.")):
+         verify:bool=typer.Option(None, "--verify/--no-verify", help="Check each answer sentence against the chunk it cites (default: [graphrag] verify).")):
     "Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG on three relational questions (answers stream)."
     from finrag.graphrag.ingest import ingest as _ingest
     from finrag.graphrag.rag import GraphRAG
@@ -170,16 +172,17 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     store = store or get_settings().cache_dir/"demo-store"
     rep = _ingest(sample_news_path(), store)
     typer.echo(f"store {store}: {rep.summary()}")
-    rag, t0, models = GraphRAG(store, tau=tau, network_reserve=DEMO_NETWORK_RESERVE, diversity=0.0, article_expand=0, lexical=0.0), time.perf_counter(), set()
-    typer.echo(f"graph mode: the budget ({rag.budget_chunks} chunks) keeps {DEMO_NETWORK_RESERVE} slot for evidence about a company "
-               f"connected by an INFLUENCES edge above τ = {rag.tau} that the vector top-{rag.k} does not name")
+    rag, t0, models = GraphRAG(store, tau=tau), time.perf_counter(), set()     # the library's defaults: what `finrag ask` runs
+    typer.echo(f"graph mode as `finrag ask --mode graph` runs it ([graphrag] in settings.ini): one budget of {rag.budget_chunks} chunks / "
+               f"{rag.budget_tokens} tokens shared by the question's companies' news and the news of companies connected by an "
+               f"INFLUENCES edge above τ = {rag.tau}, ranked together")
     try:
         for q in DEMO_QUESTIONS:
             v, g = rag.retrieve(q, "vector"), rag.retrieve(q, "graph")
             typer.echo(format_comparison(q, v, g, rag.tau))
             for r in (v, g):
                 typer.echo(format_contexts(r, show_text=90))
-                if not no_llm: _stream_answer(rag, r, verify=not no_verify); models.add(r.llm["model"])
+                if not no_llm: _stream_answer(rag, r, verify=_verify_default(verify)); models.add(r.llm["model"])
                 typer.echo(_footer(r))
     finally: rag.store.close()
     if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")

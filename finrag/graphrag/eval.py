@@ -4,7 +4,7 @@
 
 # %% ../../nbs/18_graphrag.eval.ipynb #620aff59
 from __future__ import annotations
-import json, math, time
+import json, math, re, time
 from collections import Counter, defaultdict
 from pathlib import Path
 import numpy as np
@@ -15,9 +15,9 @@ from ..stats import STRATA, summarise, compare_modes, latency_table
 
 # %% auto #0
 __all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
-           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate',
-           'semantic_similarity', 'router_accuracy', 'reference_contexts', 'interleave_types', 'evaluate_graphrag',
-           'tau_ablation', 'format_report', 'jsonable', 'headline']
+           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate', 'figures',
+           'figure_recall', 'citation_validity', 'semantic_similarity', 'router_accuracy', 'reference_contexts',
+           'interleave_types', 'evaluate_graphrag', 'tau_ablation', 'format_report', 'jsonable', 'headline']
 
 # %% ../../nbs/18_graphrag.eval.ipynb #d2ded5e7
 def entity_recall(expected,   # expected entity ids (tickers)
@@ -70,6 +70,38 @@ def copy_rate(answer:str|None,   # the answer text
         t = norm(getattr(c, "text", c))
         best = max(best, SequenceMatcher(None, a, t, autojunk=False).find_longest_match(0, len(a), 0, len(t)).size)
     return best / len(a)
+
+# %% ../../nbs/18_graphrag.eval.ipynb #2548aa78
+_FIGURE = re.compile(r"(?<![\w.])[-+]?\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b)?", re.I)
+
+def figures(text:str|None) -> list[str]:
+    "The numbers stated in `text`, normalised (`$1,250.50` → '1250.5', `2%` and `2 percent` → '2%'), in order, distinct; years (1900–2100 without decimals) left out."
+    out = []
+    for m in _FIGURE.finditer(text or ""):
+        whole, frac, pct = m.group(1).replace(",", ""), (m.group(2) or "").rstrip("0").rstrip("."), "%" if m.group(3) else ""
+        if not frac and not pct and len(whole) == 4 and 1900 <= int(whole) <= 2100: continue
+        f = f"{int(whole)}{frac}{pct}"
+        if f not in out: out.append(f)
+    return out
+
+def figure_recall(reference:str|None, answer:str|None) -> float:
+    "Share of the reference's `figures` the answer states too, in [0, 1]; NaN when the reference states none or there is no answer."
+    ref = figures(reference)
+    if not ref or not answer or not answer.strip(): return float("nan")
+    got = set(figures(answer))
+    return sum(f in got for f in ref) / len(ref)
+
+# %% ../../nbs/18_graphrag.eval.ipynb #901381c4
+def citation_validity(answer:str|None, chunk_ids:list[str]) -> dict:
+    """{citation_valid, sentences_cited} of an answer against its context's chunk ids: the share of bracketed
+    citations that resolve to a context chunk, and of the answer's sentences (abstentions aside) citing one; NaN
+    where there is nothing to count (no citation; no answer)."""
+    from finrag.graphrag.rag import answer_sentences, _NO_ANSWER
+    if not answer or not answer.strip(): return dict(citation_valid=float("nan"), sentences_cited=float("nan"))
+    ss = [s for s in answer_sentences(answer, list(chunk_ids)) if not _NO_ANSWER.search(s["claim"])]
+    ok = sum(len(s["cited"]) for s in ss); bad = sum(len(s["unknown"]) + len(s["non_id"]) for s in ss)
+    return dict(citation_valid=ok / (ok + bad) if ok + bad else float("nan"),
+                sentences_cited=sum(bool(s["cited"]) for s in ss) / len(ss) if ss else float("nan"))
 
 # %% ../../nbs/18_graphrag.eval.ipynb #b18a18f5
 def semantic_similarity(a,              # a text or a list of texts (None/'' = missing)
@@ -138,7 +170,7 @@ LLM_MODES = ("vector", "graph", "auto")
 
 # %% ../../nbs/18_graphrag.eval.ipynb #b1955388
 PAIRS = (("graph", "vector@graph"), ("graph", "vector"), ("paper", "vector@paper"), ("paper", "vector"),
-         ("auto", "vector"), ("auto", "graph"))
+         ("auto", "vector"), ("auto", "graph"), ("graph", "hybrid@graph"))
 
 # %% ../../nbs/18_graphrag.eval.ipynb #138d5182
 def _retrieve(rag, paper, q:str, mode:str, done:dict):
@@ -362,7 +394,10 @@ def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge
             r["answer_entities"] = sorted({e.id for e in es}) if r["answer"] else []
             r["answer_entity_recall"] = entity_recall(r["expected"], r["answer_entities"]) if r["answer"] else float("nan")
             r["semantic_similarity"] = float(s)
-        metrics += ["answer_entity_recall", "semantic_similarity"] + (["supported_before", "supported_after", "copy_rate"] if verify else [])
+        for r in rows:
+            r.update(figure_recall=figure_recall(qmap[r["question_id"]].reference_answer, r["answer"]) if r["answered"] and r["type"] == "direct" else float("nan"),
+                     **(citation_validity(r["answer"], r["chunk_ids"]) if r["answered"] else dict(citation_valid=float("nan"), sentences_cited=float("nan"))))
+        metrics += ["answer_entity_recall", "semantic_similarity", "figure_recall", "citation_valid", "sentences_cited"] + (["supported_before", "supported_after", "copy_rate"] if verify else [])
     ragas_report = {}
     if ragas:
         def sample(r):
