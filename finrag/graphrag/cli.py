@@ -109,8 +109,8 @@ def _stream_answer(rag, r, verify:bool=False):
     typer.echo("")
     if verify and r.answer:
         from finrag.graphrag.rag import verify_citations
-        typer.echo("checking each sentence against the chunk it cites (P(yes) judge; its agreement with a hand check: "
-                   "results/p1_citation_judges.json) …", err=True)
+        typer.echo(f"checking each sentence against the chunk it cites (judge: {get_settings().graphrag.citation_judge}; its agreement "
+                   "with a person's reading: results/p1_citation_judges.json) …", err=True)
         r.llm["verification"] = verify_citations(r)
 
 @graphrag_app.command()

@@ -71,7 +71,7 @@ def copy_rate(answer:str|None,   # the answer text
         best = max(best, SequenceMatcher(None, a, t, autojunk=False).find_longest_match(0, len(a), 0, len(t)).size)
     return best / len(a)
 
-# %% ../../nbs/18_graphrag.eval.ipynb #2548aa78
+# %% ../../nbs/18_graphrag.eval.ipynb #e50a56d2
 _FIGURE = re.compile(r"(?<![\w.])[-+]?\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b)?", re.I)
 
 def figures(text:str|None) -> list[str]:
@@ -91,7 +91,7 @@ def figure_recall(reference:str|None, answer:str|None) -> float:
     got = set(figures(answer))
     return sum(f in got for f in ref) / len(ref)
 
-# %% ../../nbs/18_graphrag.eval.ipynb #901381c4
+# %% ../../nbs/18_graphrag.eval.ipynb #db49c270
 def citation_validity(answer:str|None, chunk_ids:list[str]) -> dict:
     """{citation_valid, sentences_cited} of an answer against its context's chunk ids: the share of bracketed
     citations that resolve to a context chunk, and of the answer's sentences (abstentions aside) citing one; NaN
@@ -216,7 +216,7 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       progress:bool=False,
                       graph_options:dict|None=None,# more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
                       verify:bool=False,           # answered rows: each sentence checked against its cited chunk (`verify_citations`), the copy rate
-                      verify_judge=None,           # ... the judge (default `get_judge_llm()`; engine 'ray': each worker's default)
+                      verify_judge=None,           # ... the judge (a `citation_judge` name, client or callable; default `[graphrag] citation_judge`; engine 'ray': each worker's default)
                       engine:str="local",          # 'local' | 'ray': questions spread over Ray actors (`finrag.scale.ray_map`)
                       address:str|None=None,       # engine 'ray': a running cluster (default: a local one)
                       workers:int|None=None        # engine 'ray': actors (default: the cluster's CPUs)

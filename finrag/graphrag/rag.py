@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, math, re
 from dataclasses import dataclass, field, asdict
 import numpy as np
-from ..core import FENCE_CLOSE, FENCE_OPEN, FENCE_RULE, FinragError, Timings, fence
+from ..core import FENCE_CLOSE, FENCE_OPEN, FENCE_RULE, FinragError, Timings, fence, InputError
 from ..config import check_question
 from ..llm import default_llm
 from ..config import get_settings
@@ -16,10 +16,11 @@ from .ingest import NewsStore
 
 # %% auto #0
 __all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS',
-           'SUPPORT_INSTRUCTION', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget', 'budget_of',
-           'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question', 'route_question', 'GraphRAG',
-           'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'answer_many', 'ask',
-           'answer_sentences', 'verify_citations', 'citation_summary']
+           'SUPPORT_INSTRUCTION', 'CITATION_JUDGES', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget',
+           'budget_of', 'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question', 'route_question',
+           'GraphRAG', 'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer',
+           'answer_many', 'ask', 'answer_sentences', 'support_overlap', 'citation_judge', 'verify_citations',
+           'citation_summary']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #bc6f14a8
 @dataclass
@@ -466,7 +467,7 @@ def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
            repeat_penalty:float=1.1,     # llama.cpp's penalty on the last 64 tokens; with the above, no looping sentences
            on_token=None,                # stream: called with each piece of the answer as it is written
            verify:bool=False,            # check each sentence against its cited chunk (`verify_citations`) into `llm['verification']`
-           judge=None                    # ... the judge (default `get_judge_llm()`)
+           judge=None                    # ... the judge (`citation_judge`: default `[graphrag] citation_judge`)
           ) -> RAGResult:
     "Ask the LLM (default: `finrag.llm.get_llm()`) to answer from `res`'s context; fills `answer`, `llm` (with the citation check), `timings['llm']`."
     llm = llm or rag.llm
@@ -521,26 +522,65 @@ def answer_sentences(text:str, chunk_ids:list[str]) -> list[dict]:
         out.append(dict(text=s, claim=re.sub(r"\s{2,}", " ", claim), cited=cited, unknown=unknown, non_id=non_id))
     return out
 
+# %% ../../nbs/15_graphrag.rag.ipynb #9a2dc037
+def support_overlap(claim:str,               # one answer sentence, citations removed (`answer_sentences`' `claim`)
+                    text:str,                # the chunk it cites
+                    figures_required:bool=False  # 0 when the claim states a figure (`finrag.graphrag.eval.figures`) the chunk does not
+                   ) -> float:
+    """A lexical support score in [0, 1]: the share of the claim's content words (lower case, bm25s' English stop words
+    and one-letter words aside, possessives as their noun) and figures that occur in `text`; NaN for a claim with neither. A cheap candidate
+    citation judge beside the P(yes) LLM judge and the cross-encoder (bench/p1_citation_judges.py)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+    from finrag.graphrag.eval import figures
+    words = lambda s: {re.sub(r"['’]s$", "", w) for w in re.findall(r"[a-z][a-z0-9'’&-]*[a-z0-9]", s.lower()) if w not in STOPWORDS_EN_PLUS}   # Nvidia's = Nvidia
+    cw, cf = words(claim), set(figures(claim))
+    if not cw and not cf: return float("nan")
+    tw, tf = words(text), set(figures(text))
+    if figures_required and cf - tf: return 0.0
+    return (len(cw & tw) + len(cf & tf)) / (len(cw) + len(cf))
+
 # %% ../../nbs/15_graphrag.rag.ipynb #65f0e0f9
-def verify_citations(res:RAGResult, llm=None,
-                     threshold:float=0.5,          # P(yes) above which a chunk supports a sentence (0.5: an undecided judge supports nothing)
-                     concurrency:int|None=None     # judge calls at once (`relevance_many`)
+CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "llm")   # the candidates measured in bench/p1_citation_judges.py
+
+def citation_judge(judge=None):
+    """(name, fn) of a citation judge, fn(claim, texts) -> [support in [0, 1]] per text: `judge` a name of
+    `CITATION_JUDGES` (default `[graphrag] citation_judge`) — 'lexical' (`support_overlap`), 'lexical+figures' (the same,
+    0 when a figure of the claim is missing), 'ce' (finrag's trained cross-encoder, its sigmoid), 'llm' (the P(yes) judge
+    `relevance_many` with `SUPPORT_INSTRUCTION`, `get_judge_llm()`) — or an LLM client (the P(yes) judge on it) or a
+    callable fn itself. `InputError` for another name."""
+    if callable(judge) and not hasattr(judge, "chat"): return getattr(judge, "__name__", "custom"), judge
+    if judge is not None and hasattr(judge, "chat"): name, llm = "llm", judge
+    else:
+        name, llm = judge or get_settings().graphrag.citation_judge, None
+    if name not in CITATION_JUDGES: raise InputError(f"unknown citation judge {name!r}: use one of {', '.join(CITATION_JUDGES)}", field="citation_judge")
+    nz = lambda p: 0.0 if p != p else float(p)                      # NaN (no content word; a failed call) supports nothing
+    if name.startswith("lexical"):
+        return name, lambda claim, texts: [nz(support_overlap(claim, t, figures_required=name == "lexical+figures")) for t in texts]
+    if name == "ce":
+        from finrag.models import load_onnx_cross_encoder, shipped_model_dir
+        ce = load_onnx_cross_encoder(shipped_model_dir("ce"))
+        return name, lambda claim, texts: [nz(p) for p in ce.predict([(claim, t) for t in texts])] if texts else []
+    from finrag.relevance import get_judge_llm, relevance_many
+    llm = llm or get_judge_llm()
+    return f"llm {getattr(llm, 'model', '')}".strip(), lambda claim, texts: [nz(p) for p in relevance_many(claim, texts, llm, instruction=SUPPORT_INSTRUCTION, on_error="nan")]
+
+def verify_citations(res:RAGResult, judge=None,   # a `citation_judge` name, LLM client or callable (default `[graphrag] citation_judge`)
+                     threshold:float=0.5,          # support above which a chunk supports a sentence (0.5: an undecided judge supports nothing)
                     ) -> dict:
     """Each sentence of `res.answer` judged against the chunk(s) it cites, then, when they do not support it, against
-    the other context chunks (`relevance_many` with `SUPPORT_INSTRUCTION`; default judge `get_judge_llm()`):
+    the other context chunks, by a `citation_judge`:
     {sentences: [{text, claim, cited, unknown, non_id, status, p_cited, attributed, p_best}], n_sentences, supported,
     reattributed, unsupported, abstains, non_id, unknown, supported_before, supported_after, revised, threshold, judge, calls}.
     status: 'supported' (a cited chunk > threshold), 'reattributed' (another chunk is), 'unsupported', 'abstains'
-    (says the context does not answer; not judged). supported_before/after: shares of the judged sentences."""
-    from finrag.relevance import get_judge_llm, relevance_many
-    llm = llm or get_judge_llm()
+    (says the context does not answer; not judged). supported_before/after: shares of the judged sentences.
+    How far each judge agrees with a person: results/p1_citation_judges.json."""
+    jname, fn = citation_judge(judge)
     ctx = {c.chunk_id: c for c in res.contexts}
     sents, calls = answer_sentences(res.answer or "", list(ctx)), 0
     def judge(claim, cids):
         nonlocal calls
         calls += len(cids)
-        ps = relevance_many(claim, [ctx[c].text for c in cids], llm, instruction=SUPPORT_INSTRUCTION, concurrency=concurrency, on_error="nan")
-        return {c: (p if p == p else 0.0) for c, p in zip(cids, ps)}
+        return dict(zip(cids, fn(claim, [ctx[c].text for c in cids])))
     for s in sents:
         s.update(status=None, p_cited=None, attributed=None, p_best=None)
         if _NO_ANSWER.search(s["claim"]) or not re.search(r"\w", s["claim"]): s["status"] = "abstains"; continue
@@ -563,17 +603,17 @@ def verify_citations(res:RAGResult, llm=None,
                 unknown=list(dict.fromkeys(t for s in sents for t in s["unknown"])),
                 supported_before=n["supported"] / judged if judged else float("nan"),
                 supported_after=(n["supported"] + n["reattributed"]) / judged if judged else float("nan"),
-                revised=rev, threshold=threshold, judge=getattr(llm, "model", None), calls=calls)
+                revised=rev, threshold=threshold, judge=jname, calls=calls)
 
 # %% ../../nbs/15_graphrag.rag.ipynb #29cbf019
 def citation_summary(v:dict) -> str:
     "One line of counts and one line per re-attributed or unsupported sentence of a `verify_citations` result."
-    L = [f"citation check (P(yes) judge {v['judge']}, > {v['threshold']:g}): {v['n_sentences']} sentences: {v['supported']} supported, "
+    L = [f"citation check (judge {v['judge']}, support > {v['threshold']:g}): {v['n_sentences']} sentences: {v['supported']} supported, "
          f"{v['reattributed']} re-attributed, {v['unsupported']} unsupported" + (f", {v['abstains']} say the context does not answer" if v["abstains"] else "")
          + (f"; NOT CHUNK IDS: {', '.join('[' + t + ']' for t in v['non_id'])}" if v["non_id"] else "")]
     for s in v["sentences"]:
         short = s["claim"] if len(s["claim"]) <= 70 else s["claim"][:69] + "…"
         was = ", ".join(c[:CITE_ID_CHARS] for c in s["cited"]) or "none"
-        if s["status"] == "reattributed": L.append(f"  re-attributed [{was}] → [{s['attributed'][:CITE_ID_CHARS]}] (P {s['p_best']:.2f}): {short}")
-        elif s["status"] == "unsupported": L.append(f"  unsupported (cited [{was}]; best P {s['p_best'] or 0:.2f}): {short}")
+        if s["status"] == "reattributed": L.append(f"  re-attributed [{was}] → [{s['attributed'][:CITE_ID_CHARS]}] (support {s['p_best']:.2f}): {short}")
+        elif s["status"] == "unsupported": L.append(f"  unsupported (cited [{was}]; best support {s['p_best'] or 0:.2f}): {short}")
     return "\n".join(L)

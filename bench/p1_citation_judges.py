@@ -1,0 +1,154 @@
+"""P1: which citation judge agrees with a person? Candidate judges of "does the cited chunk support this answer
+sentence" measured against a hand check, with Cohen's kappa and AUC (95 % bootstrap CIs).
+
+    python bench/p1_citation_judges.py [--rows stores/fnspid/p1_eval_rows.jsonl] [--store stores/fnspid]
+        [--hand data/p1_citation_handcheck.jsonl] [--llm-url http://127.0.0.1:PORT/v1] [--out results/p1_citation_judges.json]
+
+Sentences: every answer sentence citing a context chunk (`finrag.graphrag.rag.answer_sentences`; sentences that say the
+context does not answer are not judged) of the answered vector and graph rows of the full P1 evaluation's checkpoint
+(`finrag reproduce graphrag`, answers by the default 1.5B tier), and the sentences of the earlier citation run
+(results/p1_citations.json, hand-written questions). A person read each labelled sentence against the chunk(s) it cites
+(`cited_supports` in the hand-check file: true when the chunk states what the sentence says). Judges, each a support
+probability in [0, 1] of (sentence, cited chunk), the best cited chunk counting:
+- `llm`: the P(yes) judge `verify_citations` uses (`finrag.relevance.relevance_many` with `SUPPORT_INSTRUCTION`), the 1.5B;
+- `ce`: finrag's trained cross-encoder (`data/models/ce-minilm-fin-int8`, trained on question–passage pairs);
+- `lexical`: `finrag.graphrag.rag.support_overlap`, the share of the sentence's content words and figures in the chunk;
+- `lexical+figures`: the same, 0 when the sentence states a figure the chunk does not.
+Kappa at each judge's a-priori threshold (0.5: P(yes) and the cross-encoder's sigmoid are probabilities, and half the
+sentence's words is the natural cut of an overlap share); AUC threshold-free. Nothing is tuned on the labels.
+"""
+import argparse, json, os, sys, time, hashlib
+from pathlib import Path
+os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+import numpy as np
+from finrag.core import data_dir, project_root
+from finrag.graphrag.eval import jsonable, figures
+from finrag.graphrag.rag import answer_sentences, support_overlap, _NO_ANSWER, SUPPORT_INSTRUCTION
+from finrag import stats as S
+
+THRESHOLD = 0.5
+
+
+def claim_key(claim: str) -> str: return hashlib.sha1(claim.encode("utf-8")).hexdigest()[:10]
+
+
+def sentences_from_rows(rows_path: Path, store: Path) -> list[dict]:
+    "Cited, judged sentences of the answered vector/graph rows: {source, question_id, mode, i, claim, texts}."
+    text = {}
+    with open(store / "chunks.jsonl", encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line); text[r["id"]] = r["text"]
+    out = []
+    for line in rows_path.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if not r.get("answered") or r["mode"] not in ("vector", "graph") or not r.get("answer"): continue
+        for i, s in enumerate(answer_sentences(r["answer"], r["chunk_ids"])):
+            if s["cited"] and not _NO_ANSWER.search(s["claim"]):
+                out.append(dict(source="p1_eval", question_id=r["question_id"], mode=r["mode"], i=i, claim=s["claim"],
+                                texts=[text[c] for c in s["cited"]]))
+    return out
+
+
+def sentences_from_citation_run(path: Path) -> list[dict]:
+    "The earlier run's sentences with their cited chunks' text (results/p1_citations.json)."
+    if not path.exists(): return []
+    return [dict(source="p1_citations", question_id=s["question_id"], mode=s["mode"], i=s["i"], claim=s["claim"], texts=s["cited_text"])
+            for s in json.loads(path.read_text(encoding="utf-8"))["sentences"] if s["cited"] and s["status"] != "abstains"]
+
+
+def kappa(j, h) -> float:
+    po = float((j == h).mean()); pe = float(j.mean() * h.mean() + (1 - j.mean()) * (1 - h.mean()))
+    return (po - pe) / (1 - pe) if pe < 1 else float("nan")
+
+
+def auc(p, h) -> float:
+    from scipy.stats import mannwhitneyu
+    pos, neg = p[h], p[~h]
+    if not len(pos) or not len(neg): return float("nan")
+    return float(mannwhitneyu(pos, neg).statistic / (len(pos) * len(neg)))
+
+
+def boot(fn, p, h, n=2000, seed=0):
+    rng = np.random.default_rng(seed); vals = []
+    for _ in range(n):
+        ix = rng.integers(0, len(h), len(h))
+        v = fn(p[ix], h[ix])
+        if np.isfinite(v): vals.append(v)
+    return [float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))] if vals else [float("nan")] * 2
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default=str(project_root() / "stores/fnspid/p1_eval_rows.jsonl"))
+    ap.add_argument("--store", default=str(project_root() / "stores/fnspid"))
+    ap.add_argument("--citations", default=str(project_root() / "results/p1_citations.json"))
+    ap.add_argument("--hand", default=str(data_dir() / "p1_citation_handcheck.jsonl"))
+    ap.add_argument("--llm-url", default=None, help="an OpenAI-compatible endpoint of the answer tier (default: the local llama.cpp tier)")
+    ap.add_argument("--no-llm", action="store_true", help="leave the LLM judge out")
+    ap.add_argument("--out", default=str(project_root() / "results/p1_citation_judges.json"))
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    sents = sentences_from_rows(Path(a.rows), Path(a.store)) + sentences_from_citation_run(Path(a.citations))
+    lab = {}
+    for n, line in enumerate(Path(a.hand).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip(): continue
+        try: r = json.loads(line)
+        except ValueError as e: sys.exit(f"{a.hand}:{n}: not JSON ({e})")
+        if r.get("cited_supports") is None: continue
+        lab[r.get("source", "p1_citations"), r["question_id"], r["mode"], int(r["i"])] = r
+    data, stale = [], 0
+    for s in sents:
+        r = lab.get((s["source"], s["question_id"], s["mode"], s["i"]))
+        if r is None: continue
+        if r.get("claim_sha1") and r["claim_sha1"] != claim_key(s["claim"]): stale += 1; continue   # the answer changed since it was read
+        data.append(dict(s, hand=bool(r["cited_supports"])))
+    if not data: sys.exit("no labelled sentence found")
+    h = np.array([d["hand"] for d in data])
+    print(f"{len(data)} labelled sentences ({int(h.sum())} supported by hand), {stale} stale labels skipped", flush=True)
+    scores = {}
+    scores["lexical"] = [max(support_overlap(d["claim"], t) for t in d["texts"]) for d in data]
+    scores["lexical+figures"] = [max(support_overlap(d["claim"], t, figures_required=True) for t in d["texts"]) for d in data]
+    from finrag.models import load_onnx_cross_encoder, shipped_model_dir
+    ce = load_onnx_cross_encoder(shipped_model_dir("ce"))
+    t1 = time.perf_counter()
+    scores["ce"] = [float(max(ce.predict([(d["claim"], t) for t in d["texts"]]))) for d in data]
+    ce_ms = 1000 * (time.perf_counter() - t1) / sum(len(d["texts"]) for d in data)
+    scores["ce+lexical"] = [(x + y) / 2 for x, y in zip(scores["ce"], scores["lexical+figures"])]
+    llm_s = None
+    if not a.no_llm:
+        from finrag.llm import LLMClient, get_llm
+        from finrag.relevance import relevance_many
+        llm = LLMClient(base_url=a.llm_url) if a.llm_url else get_llm()
+        t1 = time.perf_counter(); ps = []
+        for k, d in enumerate(data):
+            p = relevance_many(d["claim"], d["texts"], llm, instruction=SUPPORT_INSTRUCTION, on_error="nan")
+            ps.append(float(np.nanmax(p)) if np.isfinite(p).any() else float("nan"))
+            print(f"llm judge {k + 1}/{len(data)}: P(yes) {ps[-1]:.3f} (hand: {data[k]['hand']})", flush=True)
+        scores["llm"] = ps
+        llm_s = (time.perf_counter() - t1) / len(data)
+    judges = {}
+    for name, p in scores.items():
+        p = np.array(p, float); ok = np.isfinite(p)
+        pj, hj = p[ok], h[ok]
+        j = pj > THRESHOLD
+        judges[name] = dict(n=int(ok.sum()), threshold=THRESHOLD, judge_yes=int(j.sum()), hand_yes=int(hj.sum()),
+                            agreement=float((j == hj).mean()), kappa=kappa(j, hj),
+                            kappa_ci=boot(lambda p_, h_: kappa(p_ > THRESHOLD, h_), pj, hj), auc=auc(pj, hj), auc_ci=boot(auc, pj, hj))
+        print(f"{name:<16} n {judges[name]['n']}  kappa {judges[name]['kappa']:+.3f} {np.round(judges[name]['kappa_ci'], 3)}  "
+              f"AUC {judges[name]['auc']:.3f} {np.round(judges[name]['auc_ci'], 3)}  yes {judges[name]['judge_yes']}/{judges[name]['hand_yes']} (judge/hand)")
+    best = max(judges, key=lambda k: (judges[k]["kappa_ci"][0], judges[k]["kappa"]))
+    res = dict(question="does the cited chunk support the answer sentence? candidate judges against a person's reading",
+               n_sentences=len(data), hand_supported=int(h.sum()), by_source={s: sum(d["source"] == s for d in data) for s in ("p1_eval", "p1_citations")},
+               stale_labels=stale, threshold=THRESHOLD, judges=judges, best_by_kappa_lower=best,
+               default_rule="the check runs by default only with a judge at kappa >= 0.4",
+               default_on=bool(judges[best]["kappa"] >= 0.4), cost_ms_per_pair=dict(ce=ce_ms, llm=None if llm_s is None else 1000 * llm_s),
+               sentences=[dict(source=d["source"], question_id=d["question_id"], mode=d["mode"], i=d["i"], hand=d["hand"],
+                               **{k: scores[k][n] for k in scores}) for n, d in enumerate(data)],
+               seconds=round(time.perf_counter() - t0, 1))
+    Path(a.out).write_text(json.dumps(jsonable(res), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"best by the kappa CI's lower bound: {best}; default on: {res['default_on']} -> {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
