@@ -14,6 +14,8 @@ probability in [0, 1] of (sentence, cited chunk), the best cited chunk counting:
 - `ce`: finrag's trained cross-encoder (`data/models/ce-minilm-fin-int8`, trained on question–passage pairs);
 - `lexical`: `finrag.graphrag.rag.support_overlap`, the share of the sentence's content words and figures in the chunk;
 - `lexical+figures`: the same, 0 when the sentence states a figure the chunk does not.
+The judge is chosen on the sentences of one half of the questions (`finrag.protocol.split_ids`) by kappa and reported
+on the other half; the citation check runs by default only if the chosen judge reaches kappa >= 0.4 there.
 Kappa at each judge's a-priori threshold (0.5: P(yes) and the cross-encoder's sigmoid are probabilities, and half the
 sentence's words is the natural cut of an overlap share); AUC threshold-free. Nothing is tuned on the labels.
 """
@@ -22,9 +24,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from finrag.core import data_dir, project_root
-from finrag.graphrag.eval import jsonable, figures
-from finrag.graphrag.rag import answer_sentences, support_overlap, _NO_ANSWER, SUPPORT_INSTRUCTION
-from finrag import stats as S
+from finrag.graphrag.eval import jsonable
+from finrag.graphrag.rag import CITATION_JUDGES, answer_sentences, citation_judge, _NO_ANSWER
+from finrag.protocol import split_ids
 
 THRESHOLD = 0.5
 
@@ -105,27 +107,17 @@ def main():
     if not data: sys.exit("no labelled sentence found")
     h = np.array([d["hand"] for d in data])
     print(f"{len(data)} labelled sentences ({int(h.sum())} supported by hand), {stale} stale labels skipped", flush=True)
-    scores = {}
-    scores["lexical"] = [max(support_overlap(d["claim"], t) for t in d["texts"]) for d in data]
-    scores["lexical+figures"] = [max(support_overlap(d["claim"], t, figures_required=True) for t in d["texts"]) for d in data]
-    from finrag.models import load_onnx_cross_encoder, shipped_model_dir
-    ce = load_onnx_cross_encoder(shipped_model_dir("ce"))
-    t1 = time.perf_counter()
-    scores["ce"] = [float(max(ce.predict([(d["claim"], t) for t in d["texts"]]))) for d in data]
-    ce_ms = 1000 * (time.perf_counter() - t1) / sum(len(d["texts"]) for d in data)
-    scores["ce+lexical"] = [(x + y) / 2 for x, y in zip(scores["ce"], scores["lexical+figures"])]
-    llm_s = None
-    if not a.no_llm:
-        from finrag.llm import LLMClient, get_llm
-        from finrag.relevance import relevance_many
-        llm = LLMClient(base_url=a.llm_url) if a.llm_url else get_llm()
-        t1 = time.perf_counter(); ps = []
+    scores, cost = {}, {}
+    for name in CITATION_JUDGES:
+        if name == "llm" and a.no_llm: continue
+        judge = citation_judge(name) if name != "llm" or not a.llm_url else citation_judge(__import__("finrag.llm", fromlist=["LLMClient"]).LLMClient(base_url=a.llm_url))
+        t1, ps = time.perf_counter(), []
         for k, d in enumerate(data):
-            p = relevance_many(d["claim"], d["texts"], llm, instruction=SUPPORT_INSTRUCTION, on_error="nan")
-            ps.append(float(np.nanmax(p)) if np.isfinite(p).any() else float("nan"))
-            print(f"llm judge {k + 1}/{len(data)}: P(yes) {ps[-1]:.3f} (hand: {data[k]['hand']})", flush=True)
-        scores["llm"] = ps
-        llm_s = (time.perf_counter() - t1) / len(data)
+            ps.append(max(judge[1](d["claim"], d["texts"])))
+            if name == "llm": print(f"llm judge {k + 1}/{len(data)}: P(yes) {ps[-1]:.3f} (hand: {d['hand']})", flush=True)
+        scores[name], cost[name] = ps, 1000 * (time.perf_counter() - t1) / sum(len(d["texts"]) for d in data)
+    scores["ce+lexical"] = [(x + y) / 2 for x, y in zip(scores["ce"], scores["lexical+figures"])]
+    cost["ce+lexical"] = cost["ce"] + cost["lexical+figures"]
     judges = {}
     for name, p in scores.items():
         p = np.array(p, float); ok = np.isfinite(p)
@@ -136,17 +128,29 @@ def main():
                             kappa_ci=boot(lambda p_, h_: kappa(p_ > THRESHOLD, h_), pj, hj), auc=auc(pj, hj), auc_ci=boot(auc, pj, hj))
         print(f"{name:<16} n {judges[name]['n']}  kappa {judges[name]['kappa']:+.3f} {np.round(judges[name]['kappa_ci'], 3)}  "
               f"AUC {judges[name]['auc']:.3f} {np.round(judges[name]['auc_ci'], 3)}  yes {judges[name]['judge_yes']}/{judges[name]['hand_yes']} (judge/hand)")
-    best = max(judges, key=lambda k: (judges[k]["kappa_ci"][0], judges[k]["kappa"]))
+    choose_ids, report_ids = split_ids([d["question_id"] for d in data])
+    halves = {}
+    for half, ids in (("choose", choose_ids), ("report", report_ids)):
+        m = np.array([d["question_id"] in ids for d in data])
+        halves[half] = {"n": int(m.sum()), "hand_yes": int(h[m].sum())}
+        for name, p in scores.items():
+            pj = np.array(p, float)[m]; j = pj > THRESHOLD
+            halves[half][name] = dict(kappa=kappa(j, h[m]), kappa_ci=boot(lambda p_, h_: kappa(p_ > THRESHOLD, h_), pj, h[m]), auc=auc(pj, h[m]))
+    best = max(scores, key=lambda k: (round(halves["choose"][k]["kappa"], 6), -cost[k]))
+    rep = halves["report"][best]
+    print(f"chosen on the choosing half ({halves['choose']['n']} sentences): {best}; on the reporting half ({halves['report']['n']}): "
+          f"kappa {rep['kappa']:+.3f} {np.round(rep['kappa_ci'], 3)}, AUC {rep['auc']:.3f}")
     res = dict(question="does the cited chunk support the answer sentence? candidate judges against a person's reading",
                n_sentences=len(data), hand_supported=int(h.sum()), by_source={s: sum(d["source"] == s for d in data) for s in ("p1_eval", "p1_citations")},
-               stale_labels=stale, threshold=THRESHOLD, judges=judges, best_by_kappa_lower=best,
-               default_rule="the check runs by default only with a judge at kappa >= 0.4",
-               default_on=bool(judges[best]["kappa"] >= 0.4), cost_ms_per_pair=dict(ce=ce_ms, llm=None if llm_s is None else 1000 * llm_s),
+               stale_labels=stale, threshold=THRESHOLD, judges=judges, halves=halves, split="finrag.protocol.split_ids(question ids, seed 0)",
+               chosen=best, chosen_rule="the largest kappa on the choosing half (ties: the cheaper judge)",
+               default_rule="the check runs by default only with a judge at kappa >= 0.4 on the reporting half",
+               default_on=bool(rep["kappa"] >= 0.4), cost_ms_per_pair=cost,
                sentences=[dict(source=d["source"], question_id=d["question_id"], mode=d["mode"], i=d["i"], hand=d["hand"],
                                **{k: scores[k][n] for k in scores}) for n, d in enumerate(data)],
                seconds=round(time.perf_counter() - t0, 1))
     Path(a.out).write_text(json.dumps(jsonable(res), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"best by the kappa CI's lower bound: {best}; default on: {res['default_on']} -> {a.out}")
+    print(f"default on: {res['default_on']} -> {a.out}")
     return 0
 
 

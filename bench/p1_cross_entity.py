@@ -16,7 +16,7 @@ before issue 27 (no fill, no expansion, no fusion);
 every evaluation goes through `finrag.graphrag.eval.evaluate_graphrag` (the one evaluation loop). Means with
 percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the paired differences.
 """
-import argparse, json, os, random, sys, time
+import argparse, json, os, sys, time
 from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
@@ -26,6 +26,7 @@ from finrag.graphrag.eval import evaluate_graphrag
 from finrag.graphrag.ingest import NewsStore
 from finrag.graphrag.questions import generate_questions, load_questions
 from finrag.graphrag.rag import GraphRAG
+from finrag.protocol import split_ids
 from finrag import stats as S
 
 METRICS = ("context_entity_recall", "support_recall")
@@ -39,9 +40,8 @@ TARGET = dict(context_entity_recall=0.05, support_recall=0.10)     # the issue's
 
 
 def halves(qs, seed=0):
-    "Seeded split by question id: (choose, report)."
-    ids = sorted(q.id for q in qs); random.Random(seed).shuffle(ids)
-    a = set(ids[:len(ids) // 2])
+    "Seeded split by question id (`finrag.protocol.split_ids`): (choose, report) questions."
+    a, _ = split_ids([q.id for q in qs], seed)
     return [q for q in qs if q.id in a], [q for q in qs if q.id not in a]
 
 

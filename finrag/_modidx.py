@@ -1430,6 +1430,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                             'finrag.ner.gliner_entities': ('ner.html#gliner_entities', 'finrag/ner.py')},
             'finrag.protocol': { 'finrag.protocol.choose_never_below': ('protocol.html#choose_never_below', 'finrag/protocol.py'),
                                  'finrag.protocol.report_vs': ('protocol.html#report_vs', 'finrag/protocol.py'),
+                                 'finrag.protocol.split_ids': ('protocol.html#split_ids', 'finrag/protocol.py'),
                                  'finrag.protocol.split_queries': ('protocol.html#split_queries', 'finrag/protocol.py')},
             'finrag.relevance': { 'finrag.relevance._judge': ('relevance.html#_judge', 'finrag/relevance.py'),
                                   'finrag.relevance.chat_logprobs': ('relevance.html#chat_logprobs', 'finrag/relevance.py'),

@@ -9,7 +9,7 @@ from .core import InputError
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['split_queries', 'choose_never_below', 'report_vs']
+__all__ = ['split_queries', 'split_ids', 'choose_never_below', 'report_vs']
 
 # %% ../nbs/08b_protocol.ipynb #6805e77a
 def split_queries(ds:BeirDataset,     # a dataset with qrels
@@ -32,6 +32,12 @@ def split_queries(ds:BeirDataset,     # a dataset with qrels
     test = {q for g in keys[:n_test] for q in groups[g]}
     if n_test == 0 or n_test == len(keys): raise InputError("need at least two groups of queries to split", field="qrels")
     return ds.subset([q for q in judged if q not in test]), ds.subset([q for q in judged if q in test])
+
+# %% ../nbs/08b_protocol.ipynb #5533896c
+def split_ids(ids, seed:int=0) -> tuple[set, set]:
+    "(choose, report): the distinct `ids`, sorted, shuffled by `random.Random(seed)`; the first half (rounded down) chooses, the rest reports."
+    xs = sorted(set(ids)); random.Random(seed).shuffle(xs)
+    return set(xs[:len(xs) // 2]), set(xs[len(xs) // 2:])
 
 # %% ../nbs/08b_protocol.ipynb #d3688a50
 def choose_never_below(scores:dict,        # {candidate: {corpus: {qid: value}}} on the choosing half
