@@ -86,9 +86,9 @@ def test_lattice_build_max_leaf_docs_zero(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("key,old,new,message", [
-    ("beam", "beam = 2\n", "beam = 0\n", "[lattice] beam = 0 must be >= 1 node"),
+    ("beam", "beam = 2\n", "beam = 0\n", "[lattice] beam = 0 must be in [1, 1000] nodes"),
     ("path_alpha", "path_alpha = 0.5", "path_alpha = nan", "[lattice] path_alpha = nan must be in [0, 1]"),
-    ("budget_chunks", "budget_chunks = 5", "budget_chunks = 0", "[graphrag] budget_chunks = 0 must be >= 1 chunk"),
+    ("budget_chunks", "budget_chunks = 5", "budget_chunks = 0", "[graphrag] budget_chunks = 0 must be in [1, 1000] chunks"),
     ("llm_timeout", "llm_timeout = 240", "llm_timeout = nan", "[models] llm_timeout = nan must be > 0 seconds"),
     ("llm_timeout", "llm_timeout = 240", "llm_timeout = inf", "[models] llm_timeout = inf must be > 0 seconds")])
 def test_settings_out_of_range_cli(capsys, tmp_path, monkeypatch, key, old, new, message):

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 from ..core import FinragError, InputError, LLMError, LoadReport, stable_id
 from ..config import get_settings
+from ..core import FENCE_RULE, fence
+
 
 # %% auto #0
 __all__ = ['QUESTION_TYPES', 'ORIGINS', 'DIRECT_TEMPLATES', 'RELATIONAL_TEMPLATES', 'LLM_QUESTION_SCHEMA', 'Question',
@@ -208,8 +210,9 @@ LLM_QUESTION_SCHEMA = {"type": "object", "additionalProperties": False, "require
                        "properties": {"question": {"type": "string"}, "reference_answer": {"type": "string"}}}
 
 # %% ../../nbs/16_graphrag.questions.ipynb #73e1afbd
-_LLM_Q_SYSTEM = ("You write evaluation questions for a financial news search engine. Use only the news given. "
-                 "Reply with JSON: {\"question\": ..., \"reference_answer\": ...}.")
+_LLM_Q_SYSTEM = ("You write evaluation questions for a financial news search engine. Use only the news given. " +
+                 FENCE_RULE.format(item="news item", kind="NEWS", id="ID", source="news articles") +
+                 " Reply with JSON: {\"question\": ..., \"reference_answer\": ...}.")
 
 def _names_all(text:str, entities:list[str], gaz) -> bool:
     "Does `text` name every entity, by ticker or by one of its gazetteer aliases (case-insensitive)?"
@@ -225,7 +228,7 @@ def llm_rewrite(q:Question, chunks:list[dict], llm, gaz=None, max_chars:int=1200
     from finrag.ner import Gazetteer
     gaz = gaz or Gazetteer.load()
     names = " and ".join(short_name(gaz.name(t), t) for t in q.entities)
-    news = "\n\n".join(f"[{c['doc_id']}] {c['text'][:max_chars]}" for c in chunks)
+    news = "\n\n".join(fence(c["text"][:max_chars], c["doc_id"], "NEWS") for c in chunks)    # untrusted text, fenced
     kind = "about this company" if q.type == "direct" else "about how these two companies are connected"
     msgs = [{"role": "system", "content": _LLM_Q_SYSTEM},
             {"role": "user", "content": f"Companies: {names}\n\nNews:\n{news}\n\nWrite one question {kind} that the news "

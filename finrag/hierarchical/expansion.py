@@ -14,6 +14,8 @@ from ..llm import default_llm
 from ..config import get_settings
 from ..chunking import split_sentences
 from .normalize import PreRetrievalReport, Glossary, get_glossary, normalize_units, report_add, fmt_decimal
+from ..core import FENCE_RULE, fence
+
 
 # %% auto #0
 __all__ = ['KEYWORD_SCHEMA', 'KEYWORD_PROMPT', 'PARAPHRASE_PROMPT', 'HYDE_PROMPT', 'SUMMARY_PROMPT', 'default_tokenizer',
@@ -203,9 +205,9 @@ def restore_figures(original:str, summary:str, min_coverage:float=0.9) -> str:
     return summary.rstrip() + ("\n" + "\n".join(add) if add else "")
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #0c09c0b4
-SUMMARY_PROMPT = """Summarize this part of a financial document in at most {words} words. Keep every figure (amounts, percentages, dates) exactly as written and say what each one refers to.
-
-{text}"""
+SUMMARY_PROMPT = ("Summarize this part of a financial document in at most {words} words. Keep every figure (amounts, percentages, dates) "
+                  "exactly as written and say what each one refers to. " +
+                  FENCE_RULE.format(item="part", kind="DOCUMENT", id="N", source="the filing").replace("{", "{{").replace("}", "}}") + "\n\n{text}")
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #1ba6ce26
 def summarize_long(doc:str,                        # the document text
@@ -222,7 +224,7 @@ def summarize_long(doc:str,                        # the document text
     pieces = semchunk.chunkerify(lambda s: count_tokens(s, tokenizer), chunk_tokens)(doc)
     budget = max(64, max_tokens//len(pieces)); llm = default_llm(llm); parts = []
     for p in pieces:
-        t = _llm_text(llm, [{"role": "user", "content": SUMMARY_PROMPT.format(words=int(budget*0.7), text=p)}],
+        t = _llm_text(llm, [{"role": "user", "content": SUMMARY_PROMPT.format(words=int(budget*0.7), text=fence(p, 1, "DOCUMENT"))}],
                       "summaries", report, budget)
         if not t: report_add(report, "summaries.fallback"); return doc
         parts.append(t)
