@@ -444,7 +444,10 @@ def load_beir(folder,               # a BEIR folder: corpus.jsonl, queries.jsonl
         have = sorted(p.stem for p in (d/"qrels").glob("*.tsv"))
         raise InputError(f"qrels for split '{split}' not found (splits here: {', '.join(have) or 'none'})", rp)
     report = LoadReport(str(d))
-    corpus, queries = read_corpus(cp, strict, report), read_queries(qp, strict, report)
+    corpus = read_corpus(cp, strict, report)
+    if not corpus: raise InputError("the corpus file holds no documents", cp)              # not "unknown doc id" for every judgement
+    queries = read_queries(qp, strict, report)
+    if not queries: raise InputError("the queries file holds no queries", qp)
     qrels = read_qrels(rp, queries, corpus, strict, report)
     return BeirDataset(d.name, corpus, queries, qrels, report)
 

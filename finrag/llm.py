@@ -127,7 +127,7 @@ def _retry_after(e:BaseException) -> float|None:
     try: return max(0.0, email.utils.parsedate_to_datetime(v).timestamp() - time.time())
     except (TypeError, ValueError, IndexError): return None
 
-def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), deadline:float|None=None) -> LLMError:
+def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), deadline:float|None=None, left:float|None=None) -> LLMError:
     "An `LLMError` that says what failed, where (credentials redacted), after how many attempts, and what to check."
     n = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(e, _StreamBroken): e = e.cause
@@ -147,7 +147,9 @@ def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), de
         hint = {401: "; check FINRAG_LLM_API_KEY", 403: "; check FINRAG_LLM_API_KEY",
                 404: "; check FINRAG_LLM_MODEL and that FINRAG_LLM_BASE_URL ends in /v1"}.get(e.status_code, "")
         ra = _retry_after(e)
-        if ra is not None: hint += f"; it asked to retry after {ra:g}s, past the call's deadline of {deadline:g}s ([models] llm_call_deadline)"
+        if ra is not None and (left is None or ra > left):
+            hint += f"; it asked to retry after {ra:g}s, past the call's deadline of {deadline:g}s ([models] llm_call_deadline)"
+        elif ra is not None: hint += f"; it still asked to retry (after {ra:g}s) when the {n} allowed were spent ([models] llm_max_retries)"
         msg = f"LLM server at {url} answered HTTP {e.status_code} after {n}: {str(e.message)[:300]}{hint}"
     else: msg = f"LLM call to {url} failed after {n}: {e}"
     err = LLMError(redact(msg, secrets))
@@ -420,7 +422,8 @@ class LLMClient:
         except (openai.OpenAIError, httpx2.HTTPError, _Deadline, _BadBody, _StreamBroken) as e:
             if isinstance(e, _StreamBroken) and isinstance(e.cause, _TooLarge):
                 with self._lock: self.stats.too_large += 1
-            raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key], self.call_deadline) from None
+            raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key], self.call_deadline,
+                             t_end - time.monotonic()) from None
 
     def _parse(self, r:LLMResponse, json_schema) -> LLMResponse:
         if json_schema is not None:

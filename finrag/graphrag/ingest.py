@@ -4,7 +4,7 @@
 
 # %% ../../nbs/13_graphrag.ingest.ipynb #bf25f475
 from __future__ import annotations
-import contextlib, hashlib, io, json, os, shutil, signal, sys, time
+import contextlib, hashlib, io, json, os, re, shutil, signal, sys, time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -493,8 +493,8 @@ def _plan(store_rows:list[dict], chunks:list) -> tuple[list, set, int]:
     new = list({c.id: c for c in chunks if c.id not in known}.values())
     return new, removed, len(replaced)
 
-_STORE_NAMES = ("meta.json", "chunks.jsonl", "embeddings.npy", "graph", ".lock", ".meta.json.", ".chunks.jsonl.", ".embeddings.npy.",
-                "index-", ".index-")
+_STORE_FILE = re.compile(r"(meta\.json|chunks\.jsonl|embeddings\.npy|\.lock|graph(\.(wal|lock|shadow|tmp))?(\.unreadable-\S+)?"
+                         r"|\.(meta\.json|chunks\.jsonl|embeddings\.npy)\..+|\.?index-.+)")   # a store's own files and temporaries, exactly
 
 def check_store_dir(store_dir) -> Path:
     """`store_dir` as a place for a store: refused (`InputError`) when it is `/` or a non-empty folder that holds no
@@ -504,7 +504,7 @@ def check_store_dir(store_dir) -> Path:
         raise InputError("refusing to use the file-system root as a store folder; pass a new or empty folder", path=p)
     if p.exists() and not p.is_dir(): raise InputError("is a file, not a store folder", path=p)
     if p.is_dir() and not (p/"meta.json").exists():
-        other = sorted(q.name for q in p.iterdir() if not q.name.startswith(_STORE_NAMES))
+        other = sorted(q.name for q in p.iterdir() if not _STORE_FILE.fullmatch(q.name))
         if other: raise InputError(f"is a folder with other files ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}), "
                                    "not a finrag store; pass a new or empty folder", path=p)
     return p
