@@ -16,8 +16,8 @@ from . import llm_server as _server
 from .llm_server import LLMTier, TIERS, _RUNNING, local_server
 
 # %% auto #0
-__all__ = ['USAGE_KEYS', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'open_cache', 'LLMClient',
-           'chat_many', 'get_llm', 'default_llm']
+__all__ = ['USAGE_KEYS', 'STREAM_CHARS_PER_TOKEN', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage',
+           'open_cache', 'LLMClient', 'chat_many', 'get_llm', 'default_llm']
 
 # %% ../nbs/04_llm.ipynb #737a16f3
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
@@ -101,8 +101,10 @@ class _Deadline(Exception):
     "An attempt ran past its total deadline (`timeout` seconds), whatever the server was still sending."
 
 class _TooLarge(Exception):
-    "The response body passed `max_response_bytes`: refused, not retried, never cached."
-    def __init__(self, limit:int, seen:int): self.limit, self.seen = limit, seen
+    "The response body passed `max_response_bytes` (or a streamed answer far more text than its `max_tokens` allows): refused, not retried, never cached."
+    def __init__(self, limit:int, seen:int, max_tokens:int|None=None): self.limit, self.seen, self.max_tokens = limit, seen, max_tokens
+
+STREAM_CHARS_PER_TOKEN = 32   # a streamed answer longer than this many characters per requested token is refused as it arrives
 
 class _BadBody(Exception):
     "HTTP 200 whose body is not an OpenAI chat completion (malformed JSON, an HTML page, a broken stream)."
@@ -131,7 +133,10 @@ def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), de
     "An `LLMError` that says what failed, where (credentials redacted), after how many attempts, and what to check."
     n = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(e, _StreamBroken): e = e.cause
-    if isinstance(e, _TooLarge):
+    if isinstance(e, _TooLarge) and e.max_tokens:
+        msg = (f"LLM server at {url} streamed more than {e.limit:,} characters for an answer of at most {e.max_tokens} tokens "
+               "(refused as it arrived, not cached): the server does not honour max_tokens")
+    elif isinstance(e, _TooLarge):
         msg = (f"LLM server at {url} sent a response of more than {e.limit:,} bytes (refused, not cached); "
                "raise [models] llm_max_response_bytes if answers this long are expected")
     elif isinstance(e, (_Deadline, openai.APITimeoutError, httpx2.TimeoutException)):
@@ -374,7 +379,7 @@ class LLMClient:
                     ctype, size = resp.headers.get("content-type"), resp.headers.get("content-length")
                     if size and size.isdigit() and int(size) > cap: raise _TooLarge(cap, int(size))
                     if req.get("stream") and "text/event-stream" in (ctype or ""):
-                        out = _read_stream(resp, end, t0, on_token, cap)
+                        out = _read_stream(resp, end, t0, on_token, cap, req.get("max_tokens"))
                         if w.expired: raise _StreamBroken(_Deadline()) if out["choices"] else _Deadline()   # cut by the timer
                         return out
                     buf = bytearray()
@@ -470,9 +475,11 @@ def _sse_lines(resp, end:float, cap:int):
             for l in lines: yield l.rstrip(b"\r").decode("utf-8", "replace")
     if buf: yield buf.rstrip(b"\r").decode("utf-8", "replace")
 
-def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000) -> dict:
-    "Read OpenAI server-sent events until `[DONE]` (or `end`, or `cap` bytes), passing each content piece to `on_token`; a completion-shaped dict."
+def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000, max_tokens:int|None=None) -> dict:
+    """Read OpenAI server-sent events until `[DONE]` (or `end`, or `cap` bytes, or more than `STREAM_CHARS_PER_TOKEN` ×
+    `max_tokens` characters of text), passing each content piece to `on_token`; a completion-shaped dict."""
     pieces, usage, model, timings, first, ctype = [], None, None, None, None, resp.headers.get("content-type")
+    max_chars, n_chars = (STREAM_CHARS_PER_TOKEN * max_tokens if max_tokens else None), 0
     try:
         for line in _sse_lines(resp, end, cap):
             if not line.startswith("data:"): continue
@@ -485,6 +492,8 @@ def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000) -> dict
                 piece = (ch.get("delta") or {}).get("content")
                 if piece:
                     if first is None: first = time.monotonic() - t0
+                    n_chars += len(piece)
+                    if max_chars is not None and n_chars > max_chars: raise _TooLarge(max_chars, n_chars, max_tokens)
                     pieces.append(piece)
                     if on_token is not None: on_token(piece)
     except (_Deadline, _BadBody, _TooLarge, httpx2.HTTPError, openai.APIConnectionError) as e:
