@@ -547,10 +547,11 @@ def chat(self:LLMClient,
         text = ((ch or {}).get("message") or {}).get("content")
         rec = dict(text=text or "", model=out.get("model") or self.model,
                    prompt_tokens=int(u.get("prompt_tokens") or 0), completion_tokens=int(u.get("completion_tokens") or 0))
+        bad_logprobs = False
         if logprobs is not None:
             try: rec["logprobs"] = _token_logprobs(ch)
             except _BadLogprobs:
-                rec["logprobs"] = None
+                rec["logprobs"], bad_logprobs = None, True
                 with self._lock: self.stats.logprob_fallbacks += 1
         empty = not (text or "").strip()
         with self._lock:
@@ -558,9 +559,11 @@ def chat(self:LLMClient,
             st.prompt_tokens += rec["prompt_tokens"]; st.completion_tokens += rec["completion_tokens"]; st.seconds += dt
             st.empty_completions += empty
             if mode: self._json_mode = mode
-        if cache and self.cache is not None and not empty: self._cache_set(key, rec)
-        return self._parse(LLMResponse(**rec, latency_s=dt, cached=False, first_token_s=out.get("_first_token_s"),
-                                       server_timings=out.get("timings"), empty=empty), json_schema)
+        res = self._parse(LLMResponse(**rec, latency_s=dt, cached=False, first_token_s=out.get("_first_token_s"),
+                                      server_timings=out.get("timings"), empty=empty), json_schema)
+        unparsed = json_schema is not None and res.data is None
+        if cache and self.cache is not None and not (empty or bad_logprobs or unparsed): self._cache_set(key, rec)   # a malformed answer is asked again next time
+        return res
 
 
 # %% ../nbs/04_llm.ipynb #a7d1e004

@@ -305,12 +305,22 @@ BAD_LOGPROBS = {"a string": "yes", "content a string": {"content": "yes"}, "entr
                 "alternatives missing a logprob": {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": [{"token": "yes"}]}]}}
 
 @pytest.mark.parametrize("shape", list(BAD_LOGPROBS))
-def test_malformed_server_logprobs_fall_back_to_the_text(shape):
+def test_malformed_server_logprobs_fall_back_to_the_text(shape, tmp_path):
     body = completion("yes"); body["choices"][0]["logprobs"] = BAD_LOGPROBS[shape]
     with FakeLLMServer(Reply(body=body)) as fake:
-        c, counts = client(fake.url), {}
+        c, counts = client(fake.url, cache_dir=tmp_path), {}
         assert R.relevance("q", "doc", c, counts=counts) == 1.0                 # the answer text 'yes'
         assert counts == {"text": 1} and c.stats.logprob_fallbacks == 1 and c.stats.relevance_fallbacks == 1
+        R.relevance("q", "doc", c)                                                # the malformed answer was not cached: asked again
+        assert fake.n_requests == 2 and c.stats.cache_hits == 0
+
+
+def test_unparsed_json_is_counted_and_not_cached(tmp_path):
+    with FakeLLMServer(lambda b, n: (200, completion("not JSON at all" if n == 1 else '{"a": 1}'))) as fake:
+        c = client(fake.url, cache_dir=tmp_path)
+        assert c.json(HELLO, {"type": "object"}).data is None and c.stats.parse_failures == 1
+        assert c.json(HELLO, {"type": "object"}).data == {"a": 1} and fake.n_requests == 2     # asked again, then cached
+        assert c.json(HELLO, {"type": "object"}).data == {"a": 1} and fake.n_requests == 2 and c.stats.cache_hits == 1
 
 
 @pytest.mark.parametrize("lp", ["yes", ["yes", "no"], [[1, 2]], [["yes", -0.1, [["yes"]]]], [["yes", -0.1, [["yes", "high"]]]], [["yes", -0.1]]],
