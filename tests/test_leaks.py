@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 import pytest
 from cli_helpers import run_cli
-from finrag.core import sample_news_path
+from finrag.core import FinragError, sample_news_path
 from finrag.graphrag.ingest import NewsStore, ingest
 from finrag.testing import FakeLLMServer, Reply, completion, free_port
 
@@ -55,7 +55,11 @@ def test_neo4j_uri_credentials_redacted_in_an_old_meta(tmp_path, monkeypatch, lb
     (d / "meta.json").write_text(json.dumps(meta))
     monkeypatch.setenv("FINRAG_NEO4J_URI", uri); monkeypatch.setenv("FINRAG_NEO4J_PASSWORD", SECRET)
     st = NewsStore(d, check_graph=False)
-    st._check_meta(); st.check_graph = True; st._check_meta()         # same backend: no "lives in ..." refusal
+    st._check_meta(); st.check_graph = True
+    assert st._check_meta() is None                                    # same backend once redacted: no "lives in ..." refusal
+    monkeypatch.setenv("FINRAG_NEO4J_URI", f"bolt://alice:{SECRET}@127.0.0.2:{free_port()}")   # another server: refused,
+    with pytest.raises(FinragError, match="its graph lives in neo4j:bolt://\\*\\*\\*@127.0.0.1") as e: st._check_meta()
+    assert SECRET not in str(e.value)                                  # and the message carries no password
     st.close()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools, json, os, random, time
 from pathlib import Path
 import numpy as np
+from ..core import atomic_write
 from ..data import BeirDataset
 from ..retrieval import evaluate
 from ..stats import bootstrap_ci, paired_bootstrap_ci
@@ -90,7 +91,7 @@ def cached_lattice_runs(folder,          # the cache folder (created), e.g. <cac
         st = {**retriever.query_stats[q], "wall": round(time.perf_counter() - t0, 3)}
         done[q] = {"run": run[q], "stats": st}
         if llm or j % 25 == 24 or j == len(todo) - 1:
-            f.parent.mkdir(parents=True, exist_ok=True); tmp = f.with_suffix(".tmp"); tmp.write_text(json.dumps(done)); os.replace(tmp, f)
+            f.parent.mkdir(parents=True, exist_ok=True); atomic_write(f, json.dumps(done).encode())   # a unique temporary beside it
         if llm and progress:
             print(f"    {label} {q}: {st['wall']:.1f} s, {st['calls']} calls ({st['cache_hits']} cached), {st['prompt_tokens']} prompt tokens", flush=True)
     return {q: done[q] for q in qids}
