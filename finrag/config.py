@@ -143,7 +143,7 @@ class LatticeSettings:
     num_leaf_calib: int = valid(0, what=">= 0 leaves")         # search: calibration leaves added to leaf slates
     pl_tau: float = valid(gt=0.0, what="> 0")                  # search: Plackett–Luce temperature of the latent score model
     max_slate: int = valid(2, what=">= 2 nodes")               # search: a slate larger than this warns once and is scored in parts of at most this size
-    scorer: str = valid(choices=("llm", "pointwise", "listwise", "embedding", "hybrid"))  # search: the slate scorer (`LatticeRetriever`)
+    scorer: str = valid(choices=("llm", "pointwise", "listwise", "embedding", "hybrid", "ce"))  # search: the slate scorer (`LatticeRetriever`)
     llm_docs: int = valid(0, what=">= 0 documents")            # search, scorer=hybrid: slates of nodes covering at most this many documents go to the LLM
 
 # %% ../nbs/01_config.ipynb #996779cc

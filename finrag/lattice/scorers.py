@@ -19,7 +19,7 @@ from ..core import defuse
 # %% auto #0
 __all__ = ['RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'NODE_DESCS', 'POINTWISE_INSTRUCTIONS', 'SlateScores', 'fit_descriptions',
            'traversal_messages', 'traversal_schema', 'parse_slate_scores', 'LLMScorer', 'slate_descriptions',
-           'PointwiseScorer', 'EmbeddingScorer', 'member_titles', 'RoutedScorer']
+           'PointwiseScorer', 'EmbeddingScorer', 'member_titles', 'CrossEncoderSlateScorer', 'RoutedScorer']
 
 # %% ../../nbs/34_lattice.scorers.ipynb #6af3bb0d
 @dataclass
@@ -312,6 +312,34 @@ def member_titles(node,      # a `SemanticNode`
     heads = [c.leaves() if not c.is_leaf else [c] for c in node.children]
     out = [h[i].summary["short"] for i in range(max(map(len, heads))) for h in heads if i < len(h) and h[i].summary]
     return f"{node.summary['topic']}: " + "; ".join(out[:k]) if out else node.desc
+
+# %% ../../nbs/34_lattice.scorers.ipynb #894b5e4d
+class CrossEncoderSlateScorer:
+    "Leaf slates by a cross-encoder's P(relevant) of (query, passage), internal slates by `upper` (embeddings) or, with `internal='ce'`, by the cross-encoder too."
+    name = "ce"
+    def __init__(self, model=None,             # `.predict(pairs) -> (n,)` probabilities; None = finrag's shipped cross-encoder
+                 internal:str="embedding",     # internal slates: 'embedding' (`upper`) | 'ce'
+                 upper=None,                   # the internal-slate scorer; None = `EmbeddingScorer(embedder, desc=desc)`
+                 embedder=None,
+                 desc:str="titles"):           # how the search shows internal nodes: 'titles' (`member_titles`) | 'summary'
+        if internal not in ("embedding", "ce"): raise InputError(f"internal must be 'embedding' or 'ce', got {internal!r}", field="internal")
+        if desc not in NODE_DESCS: raise InputError(f"desc must be one of {NODE_DESCS}, got {desc!r}", field="desc")
+        self._model, self.internal, self.desc = model, internal, desc
+        self.upper = upper if upper is not None else EmbeddingScorer(embedder, desc=desc)
+
+    @property
+    def model(self):
+        if self._model is None:
+            from finrag.models import load_onnx_cross_encoder, shipped_model_dir
+            self._model = load_onnx_cross_encoder(shipped_model_dir("ce"))
+        return self._model
+
+    def prompt_estimate(self, query:str, descs:list[str], leaf:bool) -> int: return 0   # no LLM tokens
+
+    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
+        if not descs: return SlateScores([])
+        if not leaf and self.internal != "ce": return self.upper(query, descs, leaf)
+        return SlateScores([float(min(max(p, 0.0), 1.0)) for p in self.model.predict([(query, d) for d in descs])])
 
 # %% ../../nbs/34_lattice.scorers.ipynb #ed4ab405
 class RoutedScorer:

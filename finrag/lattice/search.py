@@ -13,7 +13,7 @@ from ..core import InputError, Timings
 from ..config import LatticeSettings, check_range, get_settings
 from .tree import SemanticTree
 from .calibration import CalibModel, sample_calibration_leaves
-from .scorers import MASKED_DESC, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
+from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
 
 # %% auto #0
 __all__ = ['PATH_FLOOR', 'SCORERS', 'DEFAULT_LLM_SCORER', 'QUERY_TOKEN_BUDGET', 'FUSIONS', 'DEFAULT_FUSION', 'TreeIndex',
@@ -279,7 +279,7 @@ def stats(self:LatticeSearch) -> dict:
             "seconds": {k: round(v, 3) for k, v in self.t.items()}}
 
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
-SCORERS = ("pointwise", "listwise", "embedding", "hybrid")   # 'llm' = DEFAULT_LLM_SCORER; hybrid = embeddings above [lattice] llm_docs, pointwise below
+SCORERS = ("pointwise", "listwise", "embedding", "hybrid", "ce")   # 'llm' = DEFAULT_LLM_SCORER; hybrid = embeddings above [lattice] llm_docs, pointwise below; ce = the trained cross-encoder at the leaves
 
 # %% ../../nbs/36_lattice.search.ipynb #568362df
 DEFAULT_LLM_SCORER = "pointwise"   # measured on SciFact dev queries with the packaged Qwen tiers (nbs/experiments/p3_lattice)
@@ -325,6 +325,7 @@ class LatticeRetriever:
         if scorer == "listwise": self.scorer = LLMScorer(llm, relevance, reasoning, **scorer_kw)
         elif scorer == "pointwise": self.scorer = PointwiseScorer(llm, relevance, **scorer_kw)
         elif scorer == "embedding": self.scorer = EmbeddingScorer(embedder, count_tokens=bool(token_budget), desc=embed_desc)
+        elif scorer == "ce": self.scorer = CrossEncoderSlateScorer(embedder=embedder, desc=embed_desc, **scorer_kw)
         elif scorer == "hybrid":
             nd = check_range(LatticeSettings, "llm_docs", lat.llm_docs if llm_docs is None else llm_docs, option=None if llm_docs is None else "llm_docs")
             self.scorer = RoutedScorer(EmbeddingScorer(embedder, desc=embed_desc), PointwiseScorer(llm, relevance, **scorer_kw), nd)
