@@ -13,7 +13,8 @@ probability in [0, 1] of (sentence, cited chunk), the best cited chunk counting:
 - `llm`: the P(yes) judge `verify_citations` uses (`finrag.relevance.relevance_many` with `SUPPORT_INSTRUCTION`), the 1.5B;
 - `ce`: finrag's trained cross-encoder (`data/models/ce-minilm-fin-int8`, trained on question–passage pairs);
 - `lexical`: `finrag.graphrag.rag.support_overlap`, the share of the sentence's content words and figures in the chunk;
-- `lexical+figures`: the same, 0 when the sentence states a figure the chunk does not.
+- `lexical+figures`: the same, 0 when the sentence states a figure the chunk does not;
+- `ce+lexical`: the mean of `ce` and `lexical+figures`.
 The judge is chosen on the sentences of one half of the questions (`finrag.protocol.split_ids`) by kappa and reported
 on the other half; the citation check runs by default only if the chosen judge reaches kappa >= 0.4 there.
 Kappa at each judge's a-priori threshold (0.5: P(yes) and the cross-encoder's sigmoid are probabilities, and half the
@@ -116,8 +117,6 @@ def main():
             ps.append(max(judge[1](d["claim"], d["texts"])))
             if name == "llm": print(f"llm judge {k + 1}/{len(data)}: P(yes) {ps[-1]:.3f} (hand: {d['hand']})", flush=True)
         scores[name], cost[name] = ps, 1000 * (time.perf_counter() - t1) / sum(len(d["texts"]) for d in data)
-    scores["ce+lexical"] = [(x + y) / 2 for x, y in zip(scores["ce"], scores["lexical+figures"])]
-    cost["ce+lexical"] = cost["ce"] + cost["lexical+figures"]
     judges = {}
     for name, p in scores.items():
         p = np.array(p, float); ok = np.isfinite(p)

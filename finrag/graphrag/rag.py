@@ -522,7 +522,7 @@ def answer_sentences(text:str, chunk_ids:list[str]) -> list[dict]:
         out.append(dict(text=s, claim=re.sub(r"\s{2,}", " ", claim), cited=cited, unknown=unknown, non_id=non_id))
     return out
 
-# %% ../../nbs/15_graphrag.rag.ipynb #6c15155e
+# %% ../../nbs/15_graphrag.rag.ipynb #bc3feeb1
 def support_overlap(claim:str,               # one answer sentence, citations removed (`answer_sentences`' `claim`)
                     text:str,                # the chunk it cites
                     figures_required:bool=False  # 0 when the claim states a figure (`finrag.graphrag.eval.figures`) the chunk does not
@@ -540,12 +540,13 @@ def support_overlap(claim:str,               # one answer sentence, citations re
     return (len(cw & tw) + len(cf & tf)) / (len(cw) + len(cf))
 
 # %% ../../nbs/15_graphrag.rag.ipynb #65f0e0f9
-CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "llm")   # the candidates measured in bench/p1_citation_judges.py
+CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "llm")   # the candidates measured in bench/p1_citation_judges.py
 
 def citation_judge(judge=None):
     """(name, fn) of a citation judge, fn(claim, texts) -> [support in [0, 1]] per text: `judge` a name of
     `CITATION_JUDGES` (default `[graphrag] citation_judge`) — 'lexical' (`support_overlap`), 'lexical+figures' (the same,
-    0 when a figure of the claim is missing), 'ce' (finrag's trained cross-encoder, its sigmoid), 'llm' (the P(yes) judge
+    0 when a figure of the claim is missing), 'ce' (finrag's trained cross-encoder, its sigmoid), 'ce+lexical' (the mean
+    of 'ce' and 'lexical+figures'), 'llm' (the P(yes) judge
     `relevance_many` with `SUPPORT_INSTRUCTION`, `get_judge_llm()`) — or an LLM client (the P(yes) judge on it) or a
     callable fn itself. `InputError` for another name."""
     if callable(judge) and not hasattr(judge, "chat"): return getattr(judge, "__name__", "custom"), judge
@@ -556,10 +557,12 @@ def citation_judge(judge=None):
     nz = lambda p: 0.0 if p != p else float(p)                      # NaN (no content word; a failed call) supports nothing
     if name.startswith("lexical"):
         return name, lambda claim, texts: [nz(support_overlap(claim, t, figures_required=name == "lexical+figures")) for t in texts]
-    if name == "ce":
+    if name in ("ce", "ce+lexical"):
         from finrag.models import load_onnx_cross_encoder, shipped_model_dir
         ce = load_onnx_cross_encoder(shipped_model_dir("ce"))
-        return name, lambda claim, texts: [nz(p) for p in ce.predict([(claim, t) for t in texts])] if texts else []
+        fce = lambda claim, texts: [nz(p) for p in ce.predict([(claim, t) for t in texts])] if texts else []
+        if name == "ce": return name, fce
+        return name, lambda claim, texts: [(c + nz(support_overlap(claim, t, figures_required=True))) / 2 for c, t in zip(fce(claim, texts), texts)]
     from finrag.relevance import get_judge_llm, relevance_many
     llm = llm or get_judge_llm()
     return f"llm {getattr(llm, 'model', '')}".strip(), lambda claim, texts: [nz(p) for p in relevance_many(claim, texts, llm, instruction=SUPPORT_INSTRUCTION, on_error="nan")]
