@@ -96,7 +96,7 @@ def _footer(r) -> str:
     return format_footer(r) + ("\n" + printable(citation_summary(v)) if v else "")
 
 def _verify_default(verify:bool|None) -> bool:
-    "The `--verify/--no-verify` choice, else `[graphrag] verify` (off unless a citation judge people agree with ships)."
+    "The `--verify/--no-verify` choice, else `[graphrag] verify` (on: its judge agrees with a person's reading, results/p1_citation_judges.json)."
     return get_settings().graphrag.verify if verify is None else bool(verify)
 
 def _stream_answer(rag, r, verify:bool=False):
@@ -121,7 +121,7 @@ def ask(question:str=typer.Argument(..., help="The question."),
         json_out:bool=typer.Option(False, "--json", help="Print the result as JSON (the RAGResult type)."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
         verify:bool=typer.Option(None, "--verify/--no-verify", help="Check each answer sentence against the chunk it cites (default: [graphrag] verify; how far its judge agrees with a person: results/p1_citation_judges.json).")):
-    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it (with --verify each sentence's citation is then checked)."
+    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it, then each sentence's citation is checked (`[graphrag] verify`; --no-verify skips it)."
     from finrag.graphrag.rag import GraphRAG, answer
     from finrag.config import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
