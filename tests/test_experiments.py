@@ -90,8 +90,9 @@ def _p2_financerag(out):
 def _p1_eval(out):
     # quick overrides: the made-up news sample, 4 questions (1 direct, 3 relational), one answered by the tiny LLM tier
     r = out["p1_eval_quick.json"]
-    systems = ["vector", "graph", "vector@graph", "paper", "vector@paper", "auto"]
+    systems = ["vector", "graph", "vector@graph", "paper", "vector@paper", "auto", "hybrid@graph"]   # + the hybrid baseline at the graph's budget
     assert r["config"]["modes"] == systems and r["config"]["graph_mode"] == "budget", r["config"]
+    assert "graph vs hybrid@graph" in r["pairs"], list(r["pairs"])
     assert r["metrics"][:2] == ["context_entity_recall", "support_recall"], r["metrics"]
     rows = {(x["question_id"], x["mode"]): x for x in r["rows"]}
     assert len(rows) == 4 * len(systems), len(rows)
