@@ -33,7 +33,7 @@ def split_queries(ds:BeirDataset,     # a dataset with qrels
     if n_test == 0 or n_test == len(keys): raise InputError("need at least two groups of queries to split", field="qrels")
     return ds.subset([q for q in judged if q not in test]), ds.subset([q for q in judged if q in test])
 
-# %% ../nbs/08b_protocol.ipynb #602ae237
+# %% ../nbs/08b_protocol.ipynb #561e991c
 def split_ids(ids, seed:int=0) -> tuple[set, set]:
     "(choose, report): the distinct `ids`, sorted, shuffled by `random.Random(seed)`; the first half (rounded down) chooses, the rest reports."
     xs = sorted(set(ids)); random.Random(seed).shuffle(xs)

@@ -138,7 +138,7 @@ def relevance_messages(query:str, text:str, instruction:str=RELEVANCE_INSTRUCTIO
             {"role": "user", "content": f"<Instruct>: {instruction}\n<Query>: {query}\n<Document>:\n{fence(cut_document(query, text, max_doc_tokens, cut), 1, 'DOCUMENT')}"}]
 
 
-# %% ../nbs/04c_relevance.ipynb #ce3f4272
+# %% ../nbs/04c_relevance.ipynb #1101c668
 def judgement_parts(content:str) -> tuple[str, str]:
     "(query, document) of a `relevance_messages` user turn: the inverse that fake judges in tests and traces of a run use; the document as fenced (defused), without its fence lines."
     head, _, doc = content.partition("\n<Document>:\n")

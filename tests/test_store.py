@@ -209,7 +209,7 @@ def test_encoding_option(tmp_path):
 
 @pytest.mark.parametrize("old,new,message", [
     ("chunk_overlap = 20", "chunk_overlap = 400", "[data] chunk_overlap = 400 must be >= 0 and below chunk_tokens = 200"),
-    ("k = 5", "k = 0", "[graphrag] k = 0 must be >= 1"),
+    ("k = 5", "k = 0", "[graphrag] k = 0 must be in [1, 1000]"),
     ("tau = 0.5\n", "tau = nan\n", "[graphrag] tau = nan must be in [0, 1]"),
     ("tau = 0.5\n", "tau = -0.1\n", "[graphrag] tau = -0.1 must be in [0, 1]")])
 def test_settings_out_of_range(tmp_path, news, old, new, message):

@@ -71,7 +71,7 @@ def copy_rate(answer:str|None,   # the answer text
         best = max(best, SequenceMatcher(None, a, t, autojunk=False).find_longest_match(0, len(a), 0, len(t)).size)
     return best / len(a)
 
-# %% ../../nbs/18_graphrag.eval.ipynb #a373a894
+# %% ../../nbs/18_graphrag.eval.ipynb #a3f9858c
 _FIGURE = re.compile(r"(?<![\w.])[-+]?\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b)?", re.I)
 
 def figures(text:str|None) -> list[str]:
@@ -91,7 +91,7 @@ def figure_recall(reference:str|None, answer:str|None) -> float:
     got = set(figures(answer))
     return sum(f in got for f in ref) / len(ref)
 
-# %% ../../nbs/18_graphrag.eval.ipynb #c1b07206
+# %% ../../nbs/18_graphrag.eval.ipynb #9c91d854
 def citation_validity(answer:str|None, chunk_ids:list[str]) -> dict:
     """{citation_valid, sentences_cited} of an answer against its context's chunk ids: the share of bracketed
     citations that resolve to a context chunk, and of the answer's sentences (abstentions aside) citing one; NaN

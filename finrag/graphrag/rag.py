@@ -522,7 +522,7 @@ def answer_sentences(text:str, chunk_ids:list[str]) -> list[dict]:
         out.append(dict(text=s, claim=re.sub(r"\s{2,}", " ", claim), cited=cited, unknown=unknown, non_id=non_id))
     return out
 
-# %% ../../nbs/15_graphrag.rag.ipynb #b0f56942
+# %% ../../nbs/15_graphrag.rag.ipynb #76ca4c93
 def support_overlap(claim:str,               # one answer sentence, citations removed (`answer_sentences`' `claim`)
                     text:str,                # the chunk it cites
                     figures_required:bool=False  # 0 when the claim states a figure (`finrag.graphrag.eval.figures`) the chunk does not

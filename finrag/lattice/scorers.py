@@ -313,7 +313,7 @@ def member_titles(node,      # a `SemanticNode`
     out = [h[i].summary["short"] for i in range(max(map(len, heads))) for h in heads if i < len(h) and h[i].summary]
     return f"{node.summary['topic']}: " + "; ".join(out[:k]) if out else node.desc
 
-# %% ../../nbs/34_lattice.scorers.ipynb #f546c264
+# %% ../../nbs/34_lattice.scorers.ipynb #d8b2adef
 class CrossEncoderSlateScorer:
     "Leaf slates by a cross-encoder's P(relevant) of (query, passage), internal slates by `upper` (embeddings) or, with `internal='ce'`, by the cross-encoder too."
     name = "ce"
