@@ -15,7 +15,7 @@ from ..stats import STRATA, summarise, compare_modes, latency_table
 
 # %% auto #0
 __all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
-           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate', 'figures',
+           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate',
            'figure_recall', 'citation_validity', 'semantic_similarity', 'router_accuracy', 'reference_contexts',
            'interleave_types', 'evaluate_graphrag', 'tau_ablation', 'format_report', 'jsonable', 'headline']
 
@@ -72,20 +72,9 @@ def copy_rate(answer:str|None,   # the answer text
     return best / len(a)
 
 # %% ../../nbs/18_graphrag.eval.ipynb #a3f9858c
-_FIGURE = re.compile(r"(?<![\w.])[-+]?\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b)?", re.I)
-
-def figures(text:str|None) -> list[str]:
-    "The numbers stated in `text`, normalised (`$1,250.50` → '1250.5', `2%` and `2 percent` → '2%'), in order, distinct; years (1900–2100 without decimals) left out."
-    out = []
-    for m in _FIGURE.finditer(text or ""):
-        whole, frac, pct = m.group(1).replace(",", ""), (m.group(2) or "").rstrip("0").rstrip("."), "%" if m.group(3) else ""
-        if not frac and not pct and len(whole) == 4 and 1900 <= int(whole) <= 2100: continue
-        f = f"{int(whole)}{frac}{pct}"
-        if f not in out: out.append(f)
-    return out
-
 def figure_recall(reference:str|None, answer:str|None) -> float:
     "Share of the reference's `figures` the answer states too, in [0, 1]; NaN when the reference states none or there is no answer."
+    from finrag.graphrag.rag import figures
     ref = figures(reference)
     if not ref or not answer or not answer.strip(): return float("nan")
     got = set(figures(answer))

@@ -19,7 +19,7 @@ __all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'NEWS_OPEN', 
            'SUPPORT_INSTRUCTION', 'CITATION_JUDGES', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget',
            'budget_of', 'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question', 'route_question',
            'GraphRAG', 'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer',
-           'answer_many', 'ask', 'answer_sentences', 'support_overlap', 'citation_judge', 'verify_citations',
+           'answer_many', 'ask', 'answer_sentences', 'figures', 'support_overlap', 'citation_judge', 'verify_citations',
            'citation_summary']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #bc6f14a8
@@ -523,15 +523,26 @@ def answer_sentences(text:str, chunk_ids:list[str]) -> list[dict]:
     return out
 
 # %% ../../nbs/15_graphrag.rag.ipynb #76ca4c93
+_FIGURE = re.compile(r"(?<![\w.])[-+]?\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b)?", re.I)
+
+def figures(text:str|None) -> list[str]:
+    "The numbers stated in `text`, normalised (`$1,250.50` → '1250.5', `2%` and `2 percent` → '2%'), in order, distinct; years (1900–2100 without decimals) left out."
+    out = []
+    for m in _FIGURE.finditer(text or ""):
+        whole, frac, pct = m.group(1).replace(",", ""), (m.group(2) or "").rstrip("0").rstrip("."), "%" if m.group(3) else ""
+        if not frac and not pct and len(whole) == 4 and 1900 <= int(whole) <= 2100: continue
+        f = f"{int(whole)}{frac}{pct}"
+        if f not in out: out.append(f)
+    return out
+
 def support_overlap(claim:str,               # one answer sentence, citations removed (`answer_sentences`' `claim`)
                     text:str,                # the chunk it cites
-                    figures_required:bool=False  # 0 when the claim states a figure (`finrag.graphrag.eval.figures`) the chunk does not
+                    figures_required:bool=False  # 0 when the claim states a figure (`figures`) the chunk does not
                    ) -> float:
     """A lexical support score in [0, 1]: the share of the claim's content words (lower case, bm25s' English stop words
     and one-letter words aside, possessives as their noun) and figures that occur in `text`; NaN for a claim with neither. A cheap candidate
     citation judge beside the P(yes) LLM judge and the cross-encoder (bench/p1_citation_judges.py)."""
     from bm25s.stopwords import STOPWORDS_EN_PLUS
-    from finrag.graphrag.eval import figures
     words = lambda s: {re.sub(r"['’]s$", "", w) for w in re.findall(r"[a-z][a-z0-9'’&-]*[a-z0-9]", s.lower()) if w not in STOPWORDS_EN_PLUS}   # Nvidia's = Nvidia
     cw, cf = words(claim), set(figures(claim))
     if not cw and not cf: return float("nan")
