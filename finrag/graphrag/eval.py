@@ -4,7 +4,7 @@
 
 # %% ../../nbs/18_graphrag.eval.ipynb #620aff59
 from __future__ import annotations
-import json, math, re, time
+import json, math, time
 from collections import Counter, defaultdict
 from pathlib import Path
 import numpy as np
