@@ -26,10 +26,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_
 import numpy as np
 from finrag.core import data_dir, project_root
 from finrag.graphrag.eval import jsonable
-from finrag.graphrag.rag import CITATION_JUDGES, answer_sentences, citation_judge, _NO_ANSWER
+from finrag.graphrag.rag import CITATION_JUDGES, answer_sentences, citation_judge, verify_citations, _NO_ANSWER
 from finrag.protocol import split_ids
+from finrag.llm import LLMClient
 
-THRESHOLD = 0.5
+import inspect
+THRESHOLD = inspect.signature(verify_citations).parameters["threshold"].default   # the check's own threshold
 
 
 def claim_key(claim: str) -> str: return hashlib.sha1(claim.encode("utf-8")).hexdigest()[:10]
@@ -60,15 +62,15 @@ def sentences_from_citation_run(path: Path) -> list[dict]:
 
 
 def kappa(j, h) -> float:
-    po = float((j == h).mean()); pe = float(j.mean() * h.mean() + (1 - j.mean()) * (1 - h.mean()))
-    return (po - pe) / (1 - pe) if pe < 1 else float("nan")
+    "Cohen's kappa of two yes/no labellings (scikit-learn); 0 when one rater says the same to all and the other agrees."
+    from sklearn.metrics import cohen_kappa_score
+    return float(cohen_kappa_score(h, j)) if len(set(h) | set(j)) > 1 else float("nan")
 
 
 def auc(p, h) -> float:
-    from scipy.stats import mannwhitneyu
-    pos, neg = p[h], p[~h]
-    if not len(pos) or not len(neg): return float("nan")
-    return float(mannwhitneyu(pos, neg).statistic / (len(pos) * len(neg)))
+    "ROC AUC of support scores `p` against the hand labels (scikit-learn); NaN with one class only."
+    from sklearn.metrics import roc_auc_score
+    return float(roc_auc_score(h, p)) if 0 < h.sum() < len(h) else float("nan")
 
 
 def boot(fn, p, h, n=2000, seed=0):
@@ -111,7 +113,7 @@ def main():
     scores, cost = {}, {}
     for name in CITATION_JUDGES:
         if name == "llm" and a.no_llm: continue
-        judge = citation_judge(name) if name != "llm" or not a.llm_url else citation_judge(__import__("finrag.llm", fromlist=["LLMClient"]).LLMClient(base_url=a.llm_url))
+        judge = citation_judge(LLMClient(base_url=a.llm_url) if name == "llm" and a.llm_url else name)
         t1, ps = time.perf_counter(), []
         for k, d in enumerate(data):
             ps.append(max(judge[1](d["claim"], d["texts"])))

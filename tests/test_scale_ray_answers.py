@@ -5,6 +5,7 @@ the server (their cache is a fresh folder). Data: the made-up sample."""
 import re
 import pytest
 from finrag.core import sample_news_path
+from finrag.testing import completion
 
 ray = pytest.importorskip("ray", reason="the optional extra finrag[ray] (in the dev extra) is not installed")
 
@@ -12,7 +13,7 @@ ray = pytest.importorskip("ray", reason="the optional extra finrag[ray] (in the 
 def cite_first(body, n):
     "The fake LLM: an answer citing the first news chunk of the prompt (the warm-up gets 'OK')."
     m = re.search(r"<<<NEWS id=([0-9a-f]+)>>>", body["messages"][-1]["content"])
-    return 200, __import__("finrag.testing", fromlist=["completion"]).completion(
+    return 200, completion(
         f"Nvidia demand lifts its suppliers [{m.group(1)}]. Rivals lose share [{m.group(1)}]." if m else "OK")
 
 
