@@ -15,10 +15,11 @@ from .config import get_settings
 _log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['SHIPPED_MODELS', 'EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path', 'export_transformer',
-           'onnx_export', 'OnnxEncoder', 'OnnxCrossEncoder', 'shipped_model_dir', 'load_onnx_cross_encoder', 'Embedder',
-           'get_embedder', 'default_embedder', 'splade_model_path', 'SpladeEncoder', 'get_splade', 'SentimentScore',
-           'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
+__all__ = ['MAX_CHARS_PER_TOKEN', 'SHIPPED_MODELS', 'EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path',
+           'clip_for_tokens', 'export_transformer', 'onnx_export', 'OnnxEncoder', 'OnnxCrossEncoder',
+           'shipped_model_dir', 'load_onnx_cross_encoder', 'Embedder', 'get_embedder', 'default_embedder',
+           'splade_model_path', 'SpladeEncoder', 'get_splade', 'SentimentScore', 'lm_probabilities', 'LMSentiment',
+           'FinBertSentiment', 'get_sentiment']
 
 # %% ../nbs/03_models.ipynb #38126322
 def hub_errors() -> tuple:
@@ -75,6 +76,17 @@ def _max_seq_length(path:Path) -> int:
     tc = json.loads((path/"tokenizer_config.json").read_text()) if (path/"tokenizer_config.json").exists() else {}
     mc = json.loads((path/"config.json").read_text())
     return int(min(tc.get("model_max_length", 512) or 512, mc.get("max_position_embeddings", 512)))
+
+MAX_CHARS_PER_TOKEN = 100   # WordPiece's `max_input_chars_per_word`: a longer word is one [UNK], so no token spans more characters
+
+def clip_for_tokens(text:str,       # any text
+                    max_tokens:int  # the tokens the model reads (its max_seq_length)
+                   ) -> str:
+    """`text` cut to `max_tokens * MAX_CHARS_PER_TOKEN` characters before tokenising. The model reads only its first
+    `max_tokens` tokens, which lie inside that prefix (unless whitespace runs fill it), so the result is unchanged; what
+    changes is that a 20 MB document is no longer tokenised whole (~140 bytes of memory per token) to keep 256 tokens."""
+    n = int(max_tokens) * MAX_CHARS_PER_TOKEN
+    return text if len(text) <= n else text[:n]
 
 def export_transformer(path,            # a local transformers model folder (a sentence encoder or a one-logit classifier)
                        dst) -> str:     # the .onnx file to write
@@ -136,7 +148,8 @@ class OnnxEncoder:
         if not (path/"tokenizer.json").exists(): raise ModelUnavailableError(f"{path}: no tokenizer.json (a fast tokenizer) for the ONNX backend")
         if not _st_pooling_ok(path): raise ModelUnavailableError(f"{path}: pooling is not plain mean pooling; use the torch backend")
         self.tok = Tokenizer.from_file(str(path/"tokenizer.json"))
-        self.tok.enable_truncation(_max_seq_length(path))
+        self.max_tokens = _max_seq_length(path)
+        self.tok.enable_truncation(self.max_tokens)
         self.tok.enable_padding(pad_id=self.tok.token_to_id("[PAD]") or 0)
         so = ort.SessionOptions(); so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.intra_op_num_threads = threads; so.log_severity_level = 3
@@ -144,6 +157,7 @@ class OnnxEncoder:
 
     def encode(self, texts:list[str], batch_size:int=64) -> np.ndarray:
         "(n, dim) float32 rows, L2-normalised."
+        texts = [clip_for_tokens(t, self.max_tokens) for t in texts]
         order, out = np.argsort([-len(t) for t in texts], kind="stable"), [None] * len(texts)
         for i in range(0, len(texts), batch_size):
             idx = order[i:i+batch_size]
@@ -179,7 +193,7 @@ class OnnxCrossEncoder:
 
     def predict(self, pairs:list, batch_size:int=32, **kw) -> np.ndarray:
         "(len(pairs),) float32 scores in (0, 1) for [(query, document), ...]."
-        pairs = [(str(q), str(d)) for q, d in pairs]
+        pairs = [(clip_for_tokens(str(q), self.max_length), clip_for_tokens(str(d), self.max_length)) for q, d in pairs]
         order, out = np.argsort([-len(q) - len(d) for q, d in pairs], kind="stable"), np.zeros(len(pairs), np.float32)
         for i in range(0, len(pairs), batch_size):
             idx = order[i:i+batch_size]
@@ -281,6 +295,7 @@ class Embedder:
             from tqdm.auto import tqdm
             step = batch_size * 8
             return np.vstack([self._onnx.encode(texts[i:i+step], batch_size) for i in tqdm(range(0, len(texts), step), desc="embed", unit="x512")])
+        texts = [clip_for_tokens(t, self.model.max_seq_length or 512) for t in texts]
         v = self.model.encode(texts, batch_size=batch_size, show_progress_bar=show_progress,
                               convert_to_numpy=True, normalize_embeddings=True)
         return np.ascontiguousarray(v, dtype=np.float32)

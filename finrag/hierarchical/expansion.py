@@ -18,9 +18,9 @@ from ..core import FENCE_RULE, fence
 
 
 # %% auto #0
-__all__ = ['KEYWORD_SCHEMA', 'KEYWORD_PROMPT', 'PARAPHRASE_PROMPT', 'HYDE_PROMPT', 'SUMMARY_PROMPT', 'default_tokenizer',
-           'count_tokens', 'corpus_idf', 'keywords_fallback', 'extract_keywords', 'append_keywords', 'paraphrase',
-           'hyde', 'figures', 'figure_coverage', 'restore_figures', 'summarize_long']
+__all__ = ['COUNT_SLICE_CHARS', 'KEYWORD_SCHEMA', 'KEYWORD_PROMPT', 'PARAPHRASE_PROMPT', 'HYDE_PROMPT', 'SUMMARY_PROMPT',
+           'default_tokenizer', 'count_tokens', 'corpus_idf', 'keywords_fallback', 'extract_keywords',
+           'append_keywords', 'paraphrase', 'hyde', 'figures', 'figure_coverage', 'restore_figures', 'summarize_long']
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #f2889c8e
 @lru_cache(maxsize=1)
@@ -37,13 +37,31 @@ def default_tokenizer():
     return tok
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #29c32433
-def count_tokens(text:str, tokenizer=None) -> int:
-    "Tokens in `text` without special tokens, by a `tokenizers.Tokenizer`, a Hugging Face tokenizer, an object with `.encode`, or a function str -> int."
-    tok = tokenizer if tokenizer is not None else default_tokenizer()
+COUNT_SLICE_CHARS = 100_000   # count_tokens reads a longer text in slices of about this many characters (bounded memory)
+
+def _count(text:str, tok) -> int:
     if type(tok).__module__.startswith("tokenizers"): return len(tok.encode(text, add_special_tokens=False).ids)
     if hasattr(tok, "convert_tokens_to_ids"): return len(tok(text, add_special_tokens=False, verbose=False)["input_ids"])
     if hasattr(tok, "encode"): return len(tok.encode(text))
     return int(tok(text))
+
+def _slices(text:str, n:int):
+    "`text` in consecutive pieces of about `n` characters, each cut just before a whitespace (where tokenizers split anyway)."
+    i = 0
+    while i < len(text):
+        j = i + n
+        if j < len(text):
+            k = max(text.rfind(" ", i + n//2, j), text.rfind("\n", i + n//2, j))
+            j = k if k > i else j
+        yield text[i:j]; i = j
+
+def count_tokens(text:str, tokenizer=None) -> int:
+    """Tokens in `text` without special tokens, by a `tokenizers.Tokenizer`, a Hugging Face tokenizer, an object with
+    `.encode`, or a function str -> int. A text over `COUNT_SLICE_CHARS` is counted slice by slice, cut before a space,
+    so a 20 MB document costs the memory of one slice, not of its 4 million tokens."""
+    tok = tokenizer if tokenizer is not None else default_tokenizer()
+    if len(text) <= COUNT_SLICE_CHARS: return _count(text, tok)
+    return sum(_count(s, tok) for s in _slices(text, COUNT_SLICE_CHARS))
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #5bdbe26a
 def _llm_json(llm, messages, schema, step, report, max_tokens):
