@@ -250,7 +250,9 @@ class NewsStore:
                               "re-ingest or set [models] embedder back.")
         want, have = self.meta.get("graph_backend"), _graph_backend()
         if want: want = redact(want)                  # a store written before meta.json was redacted
-        if self.check_graph and want and want != have:
+        # a store that never committed (a first ingest that died) holds no graph anyone relies on: its repair writes the
+        # graph where the settings say now, and the commit records that backend
+        if self.check_graph and want and want != have and "n_chunks" in self.meta:
             raise FinragError(f"{self.path}: its graph lives in {want}, but the configured graph backend is {have}; "
                               + ("set FINRAG_NEO4J_URI (and user/password) to that server" if want.startswith("neo4j")
                                  else "unset FINRAG_NEO4J_URI to use the embedded LadybugDB graph in the store"))
@@ -519,6 +521,16 @@ def _peek(store_dir:Path, wait:bool) -> list[dict]:
         if "no finrag store here" in str(e): return []      # removed meanwhile (a first ingest that failed)
         raise
 
+def _meta_or_empty(store_dir:Path) -> dict:
+    try: m = json.loads((store_dir/"meta.json").read_text()); return m if isinstance(m, dict) else {}
+    except (OSError, ValueError): return {}
+
+def _remove_store_files(store_dir:Path):
+    "Delete a store's own files (`_STORE_FILE`, the lock aside) from a folder the user gave: what a failed first ingest wrote."
+    for p in store_dir.iterdir():
+        if (p.name != ".lock" and _STORE_FILE.fullmatch(p.name)) or p.name.endswith(".new"):
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() and not p.is_symlink() else p.unlink(missing_ok=True)
+
 def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `finrag.data.load_news`)
            store_dir,                 # store folder (created if missing; removed again if the ingest fails before writing)
            format:str="auto", limit:int|None=None, strict:bool=False,
@@ -544,6 +556,9 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
     elif address or workers: raise InputError("--address and --workers need --engine ray", field="engine")
     else: run = enrich
     store_dir = check_store_dir(store_dir)
+    if _graph_backend() != "ladybug":               # a server graph that cannot be reached fails now, before hours of work
+        from finrag.graphrag.graph import open_graph
+        open_graph(store_dir).close()
     with t("load"): items, lrep = load_news(news_path, format=format, strict=strict, limit=limit, encoding=encoding)
     if not items:
         why = f"all {lrep.n_bad} rows are bad (first: {lrep.bad[0]})" if lrep.n_bad else "it holds no articles"
@@ -557,6 +572,7 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
     created = not store_dir.exists()
     store_dir.mkdir(parents=True, exist_ok=True)
     with store_lock(store_dir, wait, "ingest"):
+        first = not (store_dir/"meta.json").exists() and not (store_dir/"chunks.jsonl").exists()
         try:
             _test_hook("locked")
             store = NewsStore(store_dir, create=True)
@@ -580,8 +596,10 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
                     store.commit(len(edges))
                 else: edges = influence_edges(rows)
             finally: store.close()
-        except BaseException:   # a first ingest that failed leaves no folder; a writer queued on its lock relocks
-            if created and not (store_dir/"meta.json").exists(): shutil.rmtree(store_dir, ignore_errors=True)
+        except BaseException:   # a first ingest that failed before its commit leaves no store (and no folder it made)
+            if first and "n_chunks" not in _meta_or_empty(store_dir):
+                if created: shutil.rmtree(store_dir, ignore_errors=True)   # a writer queued on its lock relocks
+                else: _remove_store_files(store_dir)
             raise
     rep.articles, rep.new_chunks, rep.chunks, rep.removed_chunks = len(items), len(new_rows), len(rows), len(removed)
     rep.tickers, rep.edges = len({tk for r in rows for tk in r["tickers"]}), len(edges)
