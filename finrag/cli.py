@@ -32,8 +32,15 @@ def _version(value:bool):
 def _root(version:bool=typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")):
     "finrag command line."
 
+def _llm_note():
+    "The default LLM client's `fallback_note`, on stderr, when this command used it (never imports the client)."
+    llm = sys.modules.get("finrag.llm")
+    c = llm._DEFAULT.get("client") if llm else None
+    if c is not None and (note := c.stats.fallback_note()): typer.secho(printable(note), fg="yellow", err=True)
+
 def main():
-    "Console entry point: run the app, turning `FinragError`s into a one-line message and exit code 2."
+    """Console entry point: run the app, turning `FinragError`s into a one-line message and exit code 2; the LLM's
+    counted fallbacks (malformed log-probabilities, unparsed JSON, ...) are named on stderr at the end."""
     try: app()
     except FinragError as e:
         typer.secho(printable(f"error: {e}"), fg="red", err=True)
@@ -41,6 +48,7 @@ def main():
     except OSError as e:       # a path the user gave that the file system refuses (a folder for a file, no permission, ...)
         typer.secho(printable(f"error: {e.strerror or e}" + (f": {e.filename2 or e.filename}" if e.filename else "")), fg="red", err=True)
         sys.exit(2)
+    finally: _llm_note()
 
 # %% ../nbs/90_cli.ipynb #c90a0002
 from .graphrag.cli import graphrag_app

@@ -76,6 +76,15 @@ class LLMStats:
 
     def as_dict(self) -> dict: return {**asdict(self), "tokens_per_s": self.tokens_per_s}
 
+    def fallback_note(self) -> str:
+        "One line naming the counted fallbacks of this client (answers read another way than asked), '' when there were none; the CLI prints it on stderr."
+        what = {"logprob_fallbacks": "malformed log-probabilities (read from the text instead)",
+                "relevance_fallbacks": "relevance judgements without yes/no log-probabilities (read from the text)",
+                "parse_failures": "answers that were not the JSON asked for", "empty_completions": "empty answers",
+                "too_large": "answers refused as too large"}
+        got = [f"{getattr(self, k)} {v}" for k, v in what.items() if getattr(self, k)]
+        return "note: the LLM gave " + "; ".join(got) + " (none of them cached)" if got else ""
+
     def since(self, before:dict, keys=None) -> dict:
         "{counter: now − then} for `keys` (default `USAGE_KEYS`), `before` being an earlier `asdict(stats)` snapshot."
         now = asdict(self)

@@ -69,11 +69,14 @@ def fault_reply(mode:str, drip_s:float=2.0,
                                     content_type="text/html")
     if mode == "empty_choices": return Reply(body={**completion("x"), "choices": []})
     if mode == "null_content": return Reply(body=completion(None))
+    if mode == "bad_logprobs":     # a JSON answer whose log-probabilities are not OpenAI's shape
+        body = completion('{"answer": "ok", "definitive": true, "confidence": 90}'); body["choices"][0]["logprobs"] = "yes"
+        return Reply(body=body)
     if mode == "5xx": return Reply(503, {"error": {"message": "overloaded", "type": "server_error"}})
     raise ValueError(f"unknown fault mode {mode!r}; known: {', '.join(FAULT_MODES)}")
 
 # %% ../nbs/07_testing.ipynb #44037ee5
-FAULT_MODES = ("ok", "drip", "header_drip", "no_newline", "huge", "retry_after", "malformed", "html", "empty_choices", "null_content", "5xx")
+FAULT_MODES = ("ok", "drip", "header_drip", "no_newline", "huge", "retry_after", "malformed", "html", "empty_choices", "null_content", "5xx", "bad_logprobs")
 
 # %% ../nbs/07_testing.ipynb #d5c03aed
 def _script_fn(script):

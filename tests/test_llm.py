@@ -412,3 +412,21 @@ def test_bench_auc_and_the_help_that_names_the_idle_runs(capsys):
         B.main(["--help"])
     out = capsys.readouterr().out
     assert "python bench/llm.py all --tiers qwen2.5-coder-1.5b,qwen2.5-coder-0.5b" in out and "judge-tier --tier qwen2.5-coder-0.5b" in out
+
+
+def test_the_cli_names_the_llm_fallbacks_it_counted(tmp_path, monkeypatch):
+    "`finrag answer` against a server whose log-probabilities are malformed: the answer stands, and stderr says what was read another way."
+    from finrag.testing import run_cli
+    beir = Path(__file__).resolve().parent.parent / "data" / "sample" / "beir_sample"
+    with FakeLLMServer.spawn("bad_logprobs") as fake:
+        monkeypatch.setenv("FINRAG_LLM_BASE_URL", fake.url); monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path))
+        r = run_cli("answer", "What revenue did Northwind Foods report for fiscal 2023?", "--data", str(beir))
+        assert r.returncode == 0, r.stderr
+        assert "answer: ok" in r.stdout, r.stdout
+        assert "note: the LLM gave 1 malformed log-probabilities (read from the text instead)" in r.stderr, r.stderr
+    with FakeLLMServer.spawn("ok") as fake:       # the plain text "ok" where JSON was asked for
+        monkeypatch.setenv("FINRAG_LLM_BASE_URL", fake.url)
+        r = run_cli("answer", "What revenue did Northwind Foods report for fiscal 2023?", "--data", str(beir))
+        assert r.returncode == 0 and "note: the LLM gave 1 answers that were not the JSON asked for" in r.stderr, r.stderr
+    r = run_cli("ask", "Nvidia", "--store", str(tmp_path / "none"), "--no-llm")      # no LLM used: nothing said
+    assert "note:" not in r.stderr, r.stderr
