@@ -52,7 +52,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
 def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
                        split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
                        method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice | lattice++ (any registered method)."),
-                       preretrieval:bool=typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: the method's: on for bm25 and hierarchical, off for dense and hybrid, never for lattice)."),
+                       preretrieval:bool=typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: on for hierarchical; off for the baselines bm25, dense and hybrid; never for lattice)."),
                        llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
                        stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid (RRF) | zsum (standard scores)); default: [hierarchical] stage1 = zsum."),

@@ -15,10 +15,10 @@ from .config import get_settings
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['TOKEN_PATTERN', 'METHODS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash', 'cached_corpus_encoding',
-           'corpus_embeddings', 'DenseRetriever', 'rrf', 'HybridRetriever', 'Method', 'register_method', 'methods',
-           'get_method', 'make_retriever', 'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult',
-           'eval_retrieval']
+__all__ = ['TOKEN_PATTERN', 'METHODS', 'TRANSFORMS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash',
+           'cached_corpus_encoding', 'corpus_embeddings', 'DenseRetriever', 'rrf', 'HybridRetriever', 'Method',
+           'register_method', 'register_transform', 'dataset_transform', 'methods', 'get_method', 'make_retriever',
+           'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult', 'eval_retrieval']
 
 # %% ../nbs/06_retrieval.ipynb #d45d6712
 def doc_text(doc:dict, # a BEIR corpus entry {"title": str, "text": str}
@@ -241,6 +241,7 @@ class Method:
 
 # %% ../nbs/06_retrieval.ipynb #5c1f9681
 METHODS: dict[str, Method] = {}
+TRANSFORMS: dict[str, tuple] = {}   # name -> (fn(dataset, config) -> dataset, default config): dataset transforms the papers register (P2: 'preretrieval')
 
 # %% ../nbs/06_retrieval.ipynb #75580a9a
 def register_method(name:str,                 # the method name (`--method`), lower case
@@ -254,14 +255,33 @@ def register_method(name:str,                 # the method name (`--method`), lo
     METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare)
     return m
 
+def register_transform(name:str,       # the transform's name (e.g. 'preretrieval')
+                       fn:Callable,    # fn(dataset, config) -> dataset
+                       default_config=None): # the config of the switch `True`
+    "Register a dataset transform that methods name through `dataset_transform` (a paper's module registers it; no method entry changes)."
+    TRANSFORMS[name] = (fn, default_config)
+
+def dataset_transform(name:str) -> Callable:
+    """A `prepare` for `register_method` that applies the transform `name` when the `preretrieval` switch is on (True:
+    its default config, or a config) and nothing otherwise: off by default, so the same call gives the same run whatever
+    was imported. `InputError` when the switch is on and no imported module registered `name` (`import finrag.methods`)."""
+    def prepare(ds, switch, options):
+        if switch is None or switch is False: return ds, options, False
+        if name not in TRANSFORMS:
+            raise InputError(f"the {name!r} transform is registered by the papers' modules: `import finrag.methods` first (the CLI does)", field="preretrieval")
+        fn, cfg = TRANSFORMS[name]
+        return fn(ds, cfg if switch is True else switch), options, True
+    return prepare
+
 # %% ../nbs/06_retrieval.ipynb #ebaa9680
 def _hybrid(corpus:dict, embedder=None, cache_dir=None, rrf_k:float=60, **bm25_kw) -> HybridRetriever:
     "RRF of BM25 (options `bm25_kw`) and dense retrieval."
     return HybridRetriever([BM25Retriever(corpus, **bm25_kw), DenseRetriever(corpus, embedder, cache_dir)], k=rrf_k)
 
-register_method("bm25", BM25Retriever, doc="BM25 (bm25s, Lucene variant)")
-register_method("dense", DenseRetriever, doc="MiniLM bi-encoder, exact cosine search")
-register_method("hybrid", _hybrid, doc="RRF of BM25 and dense")
+# the baselines run on the raw texts; `preretrieval=True` (or a config) applies P2's pre-retrieval transform when registered
+register_method("bm25", BM25Retriever, doc="BM25 (bm25s, Lucene variant)", prepare=dataset_transform("preretrieval"))
+register_method("dense", DenseRetriever, doc="MiniLM bi-encoder, exact cosine search", prepare=dataset_transform("preretrieval"))
+register_method("hybrid", _hybrid, doc="RRF of BM25 and dense", prepare=dataset_transform("preretrieval"))
 
 
 # %% ../nbs/06_retrieval.ipynb #3a8c7bf5

@@ -116,3 +116,31 @@ def test_export_cells_are_nbdev_sized():
     multi = [(nb, names) for nb, names, _ in cells if len(names) > 1]
     assert len(multi) <= 0.10 * len(cells), f"{len(multi)} of {len(cells)} export cells hold more than one public name: {multi[:10]}"
     assert statistics.median(n for *_, n in cells) <= 15
+
+
+# ---- importing a module never changes another module's registry entries: the same call gives the same run ----
+
+IMPORT_ORDER_PROBE = r"""
+import json, sys
+if sys.argv[1] == "papers-first": import finrag.methods          # registers P2's transform and the papers' methods
+from finrag.data import load_beir
+from finrag.retrieval import METHODS, eval_retrieval
+ds = load_beir(sys.argv[2])
+out = {}
+for m in ("bm25", "dense", "hybrid"):
+    r = eval_retrieval(ds, m, k=(10,), recall_k=(20,))
+    out[m] = {"ndcg@10": r["ndcg@10"], "preretrieval": r.preretrieval, "run": r.run, "prepare": METHODS[m].prepare.__qualname__}
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_import_order_does_not_change_a_run():
+    import json, subprocess, sys
+    beir = str(ROOT / "data" / "sample" / "beir_sample")
+    outs = []
+    for first in ("core-only", "papers-first"):
+        p = subprocess.run([sys.executable, "-c", IMPORT_ORDER_PROBE, first, beir], capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+        outs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    assert outs[0] == outs[1]
+    assert all(not v["preretrieval"] and v["ndcg@10"] > 0 for v in outs[0].values()), outs[0]

@@ -13,7 +13,7 @@ from ..config import check_question
 from ..models import default_embedder
 from ..llm import default_llm
 from ..config import HierarchicalSettings, get_settings
-from ..retrieval import METHODS, doc_text, register_method
+from ..retrieval import doc_text, register_method, register_transform
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer
@@ -235,8 +235,7 @@ def preretrieval_step(default:bool,   # the method's default when the switch is 
         return (ds if cfg is None else preprocess_dataset(ds, cfg)), options, cfg is not None
     return prepare
 
-for _name, _on in (("bm25", True), ("dense", False), ("hybrid", False)):
-    METHODS[_name] = replace(METHODS[_name], prepare=preretrieval_step(_on))
+register_transform("preretrieval", preprocess_dataset, DEFAULT_PRERETRIEVAL)   # `preretrieval=True` of bm25, dense, hybrid
 register_method("hierarchical", HierarchicalRetriever, batch=1, prepare=preretrieval_step(True, own=True),
                 doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 

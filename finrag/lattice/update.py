@@ -15,7 +15,7 @@ from .build import _assign_ids, _leaf_desc, kmeans_split, merge_small_clusters, 
 from .scorers import EmbeddingScorer, slate_descriptions
 
 # %% auto #0
-__all__ = ['SPILL', 'STALE_SHARE', 'tree_problems', 'add_documents', 'remove_documents']
+__all__ = ['GROW_ROUTES', 'tree_problems', 'add_documents', 'remove_documents']
 
 # %% ../../nbs/33b_lattice.update.ipynb #8538589b
 def tree_problems(tree,                        # a `SemanticTree` (or its root `SemanticNode`)
@@ -39,10 +39,6 @@ def tree_problems(tree,                        # a `SemanticTree` (or its root `
         if len(n.children) == 1 and n is not root: out.append(f"node {n.id!r} has a single child")
     return out
 
-# %% ../../nbs/33b_lattice.update.ipynb #6fb6dc18
-SPILL = False       # chosen with STALE_SHARE by finrag.lattice.studies.grow_study on 103 dev queries of the SciFact slice (results/p3_grow.json)
-STALE_SHARE = 0.0   # dev nDCG@10 0.474, 341 nodes re-summarised (stale 0, no spill: the reference) vs 0.449 / 74 (stale 0.5), 0.417 / 285 (spill), 0.452 / 39 (both)
-
 # %% ../../nbs/33b_lattice.update.ipynb #2aea854f
 def _parents(root:SemanticNode) -> dict:
     "id(node) -> its parent node (the root has none)."
@@ -59,10 +55,13 @@ def _depths(root:SemanticNode) -> dict:
         stack.extend((c, d + 1) for c in n.children)
     return out
 
+GROW_ROUTES = ("centroid", "descriptions")   # `add_documents(route=…)`; the default is `[lattice] grow_route`
+
 class _Updater:
     "What `add_documents` and `remove_documents` share: the tree's settings, the scorer that routes, the summariser, the counts."
     def __init__(self, tree:SemanticTree, llm=None, scorer=None, embedder=None, summarizer=None, doc_summarizer=None,
-                 llm_depth=None, branching=None, max_leaf_docs=None, context_tokens=None, seed=0, texts=(), stale_share=None, embeddings=None, spill=None):
+                 llm_depth=None, branching=None, max_leaf_docs=None, context_tokens=None, seed=0, texts=(), stale_share=None, embeddings=None, spill=None,
+                 route=None):
         if not isinstance(tree, SemanticTree): raise InputError(f"expected a SemanticTree, got {type(tree).__name__}", field="tree")
         st, L = tree.stats, get_settings().lattice
         self.tree, self.seed = tree, seed
@@ -80,10 +79,12 @@ class _Updater:
         self.ex = ExtractiveSummarizer([l.desc for l in tree.leaves()] + list(texts))
         self.counts = {"summary_cluster": {}, "summary_doc": {}, "splits": 0, "spills": 0, "collapsed": 0, "removed_nodes": 0}
         self.resummarised = 0
-        self.stale_share = STALE_SHARE if stale_share is None else float(stale_share)
+        self.stale_share = L.stale_share if stale_share is None else float(stale_share)
         if not 0 <= self.stale_share < 1: raise InputError(f"stale_share must be in [0, 1), got {stale_share}", field="stale_share")
         self.known = {str(k): np.asarray(v, dtype=np.float32) for k, v in (embeddings or {}).items()}   # doc id -> embedding
-        self.spill = SPILL if spill is None else bool(spill)
+        self.spill = L.spill if spill is None else bool(spill)
+        self.route = L.grow_route if route is None else route
+        if self.route not in GROW_ROUTES: raise InputError(f"route must be one of {', '.join(GROW_ROUTES)}, got {route!r}", field="route")
         for l in tree.leaves():                # a leaf whose document embedding is known is scored by it (no re-encoding)
             if l.doc_id in self.known: self.vectors._cache.setdefault(l.desc, self.known[l.doc_id])
 
@@ -151,10 +152,15 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
                   branching:int|None=None, max_leaf_docs:int|None=None, # limits; None = the tree's
                   context_tokens:int|None=None, seed:int=0,
                   embeddings=None,            # {doc id: vector} of the new (and optionally the tree's) documents; None = `corpus_embeddings` of the new ones (the build's disk cache)
-                  spill:bool|None=None,       # a document routed to a full leaf cluster goes to the best-scoring sibling cluster with room (no split) when there is one; None = SPILL
-                  stale_share:float|None=None # a node on a changed path is re-summarised when more than this share of its documents changed since its summary; 0 = always; None = STALE_SHARE
+                  spill:bool|None=None,       # a document routed to a full leaf cluster goes to the best-scoring sibling cluster with room (no split) when there is one; None = `[lattice] spill`
+                  stale_share:float|None=None,# a node on a changed path is re-summarised when more than this share of its documents changed since its summary; 0 = always; None = `[lattice] stale_share`
+                  route:str|None=None         # 'centroid': down to the child whose centroid (mean document embedding) is nearest, as the k-means build assigns;
+                                              # 'descriptions': to the child whose description `scorer` ranks first; None = `[lattice] grow_route`
                  ) -> SemanticTree:
-    "Insert each new document under the node its route ends at, split nodes over the branching limit (k-means, as the build), refresh the stale summaries on the changed paths only; `stats['updates'][-1]` counts what was re-summarised."
+    """Insert each new document under the node its route ends at, split nodes over the branching limit (k-means, as the
+    build), refresh the stale summaries on the changed paths only; `stats['updates'][-1]` counts what was re-summarised.
+    `InputError` for a document already in the tree, an empty batch or an unknown route. Source: P3 (LATTICE) names
+    localized updates as future work; the centroid route is finrag's (results/p3_grow.json)."""
     corpus = _corpus_of(data)
     if not corpus: raise InputError("no documents to add", field="data")
     have = {l.doc_id for l in tree.leaves()} if isinstance(tree, SemanticTree) else set()
@@ -162,7 +168,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
     if dup: raise InputError(f"{len(dup)} document(s) already in the tree (e.g. {dup[0]!r}): remove them first to replace them", field="id")
     docs = {d: title_and_text(corpus[d]) for d in corpus}
     u = _Updater(tree, llm, scorer, embedder, summarizer, doc_summarizer, llm_depth, branching, max_leaf_docs, context_tokens, seed,
-                 [f"{t} {x}" for t, x in docs.values()], stale_share, embeddings, spill)
+                 [f"{t} {x}" for t, x in docs.values()], stale_share, embeddings, spill, route)
     with u.t("embed"):
         todo = [d for d in docs if d not in u.known]
         if todo:
@@ -181,7 +187,8 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
             if root.is_leaf:                   # a tree of one document: a root above both
                 tree.root = root = SemanticNode("", root.desc, [root], summary=root.summary); node, path = root, [root]
             while not all(c.is_leaf for c in node.children):
-                sc = [-np.inf if s is None else s for s in u.scorer(leaf.desc, describe(node.children), False).scores]
+                if u.route == "centroid": sc = [float(u.vector(c) @ u.known[d]) for c in node.children]
+                else: sc = [-np.inf if s is None else s for s in u.scorer(leaf.desc, describe(node.children), False).scores]
                 best = node.children[int(np.argmax(sc))]
                 if best.is_leaf: break         # closest to a document of this node: insert beside it
                 up = (node, sc); node = best; path.append(node)
