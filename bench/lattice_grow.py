@@ -4,7 +4,7 @@ LATTICE search on the slice's judged queries (paired bootstrap CI of grown − r
 (nodes re-summarised, LLM calls, tokens, seconds) against the rebuild's.
 
     python bench/lattice_grow.py [--docs 1000] [--slice-queries 200] [--batches 5] [--add-share 0.2]
-                                 [--stale 0,0.25,0.5] [--spill off] [--routes centroid,descriptions] [--seed 0] [--json results/p3_grow.json]
+                                 [--stale 0,0.5] [--spill off] [--routes centroid,descriptions] [--splits sibling,child] [--seed 0] [--json results/p3_grow.json]
 
 The study is `finrag.lattice.studies.grow_study` (nbs/37c_lattice.studies.ipynb; nbs/experiments/p3_lattice.ipynb
 runs it too): the LLM-free build (k-means partitions, extractive summaries: labelled deviations) and the
@@ -27,7 +27,8 @@ def main(argv=None):
     ap.add_argument("--data-root", default=None); ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--slice-queries", type=int, default=200); ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--add-share", type=float, default=0.2); ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--stale", default="0,0.25,0.5", help="stale_share values tried; the default is chosen on the development half")
+    ap.add_argument("--splits", default="sibling,child", help="leaf-cluster splits tried (sibling, child); chosen on the development half too")
+    ap.add_argument("--stale", default="0,0.5", help="stale_share values tried; the default is chosen on the development half")
     ap.add_argument("--spill", default="off", help="spill settings tried (off, on), with each stale share; chosen on the development half too")
     ap.add_argument("--routes", default="centroid,descriptions", help="insertion routes tried (centroid, descriptions); chosen on the development half too")
     ap.add_argument("--json", default="results/p3_grow.json")
@@ -37,7 +38,7 @@ def main(argv=None):
     from finrag.lattice.studies import grow_study, lattice_slice
     sl = lattice_slice(load_dev("scifact", a.data_root), n_docs=a.docs, n_queries=a.slice_queries)
     out = grow_study(sl, batches=a.batches, add_share=a.add_share, stale_shares=[float(x) for x in a.stale.split(",")],
-                     routes=[x.strip() for x in a.routes.split(",")],
+                     routes=[x.strip() for x in a.routes.split(",")], splits=[x.strip() for x in a.splits.split(",")],
                      spills=[{"off": False, "on": True}[x.strip()] for x in a.spill.split(",")], seed=a.seed,
                      command="python bench/lattice_grow.py " + " ".join(sys.argv[1:] if argv is None else argv), progress=True)
     p = Path(a.json); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(out, indent=1))

@@ -148,6 +148,7 @@ class LatticeSettings:
     grow_route: str = valid(choices=("centroid", "descriptions"))  # update: where `add_documents` inserts a document (the nearest leaf centroid, as the k-means build; or the scorer on node descriptions)
     stale_share: float = valid(0.0, 0.99, what="in [0, 0.99]") # update: a node on a changed path is re-summarised when more than this share of its documents changed
     spill: bool                                                # update: a full leaf cluster passes the document to its best sibling with room instead of splitting
+    grow_split: str = valid(choices=("sibling", "child"))      # update: an overflowing leaf cluster splits into new siblings (the parent has room) or new children
 
 # %% ../nbs/01_config.ipynb #996779cc
 @dataclass(frozen=True)

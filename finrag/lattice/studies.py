@@ -248,7 +248,8 @@ def grow_tree(base:dict,          # {'root': SemanticNode.to_dict(), 'stats': ..
               embedder,           # of the routing scorer and the splits
               stale_share:float,  # `add_documents(stale_share=…)`
               spill:bool=False,   # `add_documents(spill=…)`
-              route:str="centroid" # `add_documents(route=…)`
+              route:str="centroid", # `add_documents(route=…)`
+              split:str="sibling"  # `add_documents(split=…)`
              ) -> tuple:
     "(a fresh copy of `base` grown by `add_documents` batch by batch, the batches' update records with their wall seconds)."
     from finrag.lattice.tree import SemanticNode, SemanticTree
@@ -257,23 +258,23 @@ def grow_tree(base:dict,          # {'root': SemanticNode.to_dict(), 'stats': ..
     recs = []
     for b in batches:
         t0 = time.perf_counter()
-        add_documents(t, {d: corpus[d] for d in b}, embedder=embedder, embeddings=embeddings, stale_share=stale_share, spill=spill, route=route)
+        add_documents(t, {d: corpus[d] for d in b}, embedder=embedder, embeddings=embeddings, stale_share=stale_share, spill=spill, route=route, split=split)
         recs.append(t.stats["updates"][-1] | {"wall_seconds": round(time.perf_counter() - t0, 3)})
     return t, recs
 
 # %% ../../nbs/37c_lattice.studies.ipynb #e1917290
-def _grow_variants(base, batches, corpus, vec, emb, routes, stale_shares, spills, dev, scorer, beam, progress, dev_rebuilt) -> dict:
-    "{(route, stale_share, spill): {tree, recs, dev_res, cost, problems}}: the tree grown with each setting, scored on the development half."
+def _grow_variants(base, batches, corpus, vec, emb, routes, splits, stale_shares, spills, dev, scorer, beam, progress, dev_rebuilt) -> dict:
+    "{(route, split, stale_share, spill): {tree, recs, dev_res, cost, problems}}: the tree grown with each setting, scored on the development half."
     from finrag.lattice.update import tree_problems
     variants = {}
-    for route, stale, spill in [(r, float(x), bool(s)) for r in routes for s in spills for x in stale_shares]:
-        t, recs = grow_tree(base, batches, corpus, vec, emb, stale, spill, route)
+    for route, split, stale, spill in [(r, sp, float(x), bool(s)) for r in routes for sp in splits for s in spills for x in stale_shares]:
+        t, recs = grow_tree(base, batches, corpus, vec, emb, stale, spill, route, split)
         res, _, _ = lattice_ndcg_per_query(t, dev, scorer, beam)            # the choice sees the development half only
         cost = {"nodes_resummarised": int(sum(r["nodes_resummarised"] for r in recs)), "splits": int(sum(r["splits"] for r in recs)), "spills": int(sum(r.get("spills", 0) for r in recs)),
                 "llm_calls": int(sum(r["llm"]["calls"] for r in recs)), "prompt_tokens": int(sum(r["llm"]["prompt_tokens"] for r in recs)),
                 "completion_tokens": int(sum(r["llm"]["completion_tokens"] for r in recs)), "seconds": round(sum(r["wall_seconds"] for r in recs), 3)}
-        variants[route, stale, spill] = v = dict(tree=t, recs=recs, dev_res=res, cost=cost, problems=tree_problems(t))
-        if progress: print(f"  route {route}, stale_share {stale}, spill {spill}: dev nDCG@10 {np.mean([res[q] for q in dev.queries]):.4f} (rebuilt {dev_rebuilt:.4f}), "
+        variants[route, split, stale, spill] = v = dict(tree=t, recs=recs, dev_res=res, cost=cost, problems=tree_problems(t))
+        if progress: print(f"  route {route}, split {split}, stale_share {stale}, spill {spill}: dev nDCG@10 {np.mean([res[q] for q in dev.queries]):.4f} (rebuilt {dev_rebuilt:.4f}), "
                            f"cost {cost}, invariants {v['problems'] or 'hold'}", flush=True)
     return variants
 
@@ -283,7 +284,8 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
                batches:int=5,             # the added documents arrive in this many batches
                add_share:float=0.2,       # share of the documents added (seeded draw); the tree is built on the rest
                routes=("centroid", "descriptions"), # `add_documents(route=…)` values tried; one is chosen on the development half
-               stale_shares=(0, 0.25, 0.5), # `add_documents(stale_share=…)` values tried, with each route; one is chosen there too
+               splits=("sibling", "child"), # `add_documents(split=…)` values tried, with each route; one is chosen there too
+               stale_shares=(0, 0.5),     # `add_documents(stale_share=…)` values tried, with each route and split; one is chosen there too
                spills=(False,),           # `add_documents(spill=…)` values tried (spilling lost on dev before: results/p3_grow.json)
                seed:int=0,                # the draw of the added documents and the query split
                command:str|None=None,     # what produced the result (its 'command' field)
@@ -320,8 +322,8 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     res_p, _, _ = lattice_ndcg_per_query(t80, test, scorer, beam)
     parts = [b.tolist() for b in np.array_split(np.array(new), batches)]
     dev_of = lambda res: float(np.mean([res[q] for q in dev.queries]))
-    variants = _grow_variants(base, parts, sl.corpus, vec, emb, routes, stale_shares, spills, dev, scorer, beam, progress, dev_of(res_r))
-    always = [k for k in variants if k[1] == min(stale_shares) and not k[2]]          # always refresh, never spill: each route's reference
+    variants = _grow_variants(base, parts, sl.corpus, vec, emb, routes, splits, stale_shares, spills, dev, scorer, beam, progress, dev_of(res_r))
+    always = [k for k in variants if k[2] == min(stale_shares) and not k[3]]          # always refresh, never spill: each route's reference
     ref_key = max(always, key=lambda k: dev_of(variants[k]["dev_res"]))               # the best of them on dev
     ref = dev_of(variants[ref_key]["dev_res"])            # the default: the cheapest setting within 1 % of it (dev)
     chosen = min((k for k, v in variants.items() if dev_of(v["dev_res"]) >= 0.99 * ref),
@@ -340,18 +342,19 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     pct = round(100 * add_share)
     out = {
         "what": f"LATTICE tree grown by add_documents ({100 - pct} % built + {pct} % added in batches) vs a full rebuild on 100 %, {sl.name}",
-        "command": command or f"finrag.lattice.studies.grow_study(batches={batches}, add_share={add_share}, routes={list(routes)}, stale_shares={list(stale_shares)}, spills={list(spills)}, seed={seed})",
+        "command": command or f"finrag.lattice.studies.grow_study(batches={batches}, add_share={add_share}, routes={list(routes)}, splits={list(splits)}, stale_shares={list(stale_shares)}, spills={list(spills)}, seed={seed})",
         "dataset": sl.name, "n_docs": len(ids), "n_built": len(old), "n_added": len(new), "batches": batches, "seed": seed,
         "build": GROW_BUILD | {"branching": t80.stats.get("branching_target"), "max_leaf_docs": t80.stats.get("max_leaf_docs")},
         "search": {"scorer": "embedding", **GROW_SEARCH, "iterations": get_settings().lattice.iterations, "k": 10},
         "deviations": ["partitioner=kmeans and summarizer=extractive (no LLM: the LLM cache is empty and the 1.5B is slow on this CPU)",
                        "scorer=embedding (MiniLM cosine; internal nodes as member titles, beam 4: the embedding LATTICE of results/p3_hybrid.json) searches; the insertion routes by centroids or by that scorer on node descriptions"],
         "route": {"tried": list(routes), "chosen": chosen[0]},
-        "stale_share": {"tried": sorted({s for _, s, _ in variants}), "chosen": chosen[1],
-                        "rule": f"fewest nodes re-summarised among the settings whose dev-half nDCG@10 >= 0.99 x that of the best always-refreshing one (route {ref_key[0]}, stale_share {ref_key[1]}, spill {ref_key[2]})",
-                        "dev": {f"route {r}, stale_share {s}, spill {sp}": {"ndcg@10": dev_of(x["dev_res"]), **x["cost"]} for (r, s, sp), x in variants.items()},
+        "split": {"tried": list(splits), "chosen": chosen[1]},
+        "stale_share": {"tried": sorted({s for _, _, s, _ in variants}), "chosen": chosen[2],
+                        "rule": f"fewest nodes re-summarised among the settings whose dev-half nDCG@10 >= 0.99 x that of the best always-refreshing one (route {ref_key[0]}, split {ref_key[1]}, stale_share {ref_key[2]}, spill {ref_key[3]})",
+                        "dev": {f"route {r}, split {x_}, stale_share {s}, spill {sp}": {"ndcg@10": dev_of(x["dev_res"]), **x["cost"]} for (r, x_, s, sp), x in variants.items()},
                         "dev_rebuilt_ndcg@10": dev_of(res_r), "n_dev_queries": len(dev.queries)},
-        "spill": {"tried": sorted({sp for _, _, sp in variants}), "chosen": chosen[2]},
+        "spill": {"tried": sorted({sp for _, _, _, sp in variants}), "chosen": chosen[3]},
         "n_queries": len(qs), "report_half": f"test (split_queries seed {seed})",
         "ndcg@10": {"grown": float(g.mean()), "rebuilt": float(r_.mean()), "built_80_no_additions": float(np.mean([res_p[q] for q in qs])),
                     "grown_ci95": list(bootstrap_ci(g)), "rebuilt_ci95": list(bootstrap_ci(r_)),
@@ -369,6 +372,6 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
                    "cost_share_at_most_0.20_seconds": out["cost_share"]["seconds"] <= 0.20}
     if progress:
         n = out["ndcg@10"]
-        print(f"route {chosen[0]}, stale_share {chosen[1]}, spill {chosen[2]} (dev); test half, {len(qs)} queries: nDCG@10 grown {n['grown']:.4f}, rebuilt {n['rebuilt']:.4f}, "
+        print(f"route {chosen[0]}, split {chosen[1]}, stale_share {chosen[2]}, spill {chosen[3]} (dev); test half, {len(qs)} queries: nDCG@10 grown {n['grown']:.4f}, rebuilt {n['rebuilt']:.4f}, "
               f"built without additions {n['built_80_no_additions']:.4f}; grown − rebuilt {ci['mean_diff']:+.4f} [{ci['ci_low']:+.4f}, {ci['ci_high']:+.4f}]")
     return out

@@ -15,7 +15,7 @@ from .build import _assign_ids, _leaf_desc, kmeans_split, merge_small_clusters, 
 from .scorers import EmbeddingScorer, slate_descriptions
 
 # %% auto #0
-__all__ = ['GROW_ROUTES', 'tree_problems', 'add_documents', 'remove_documents']
+__all__ = ['GROW_ROUTES', 'GROW_SPLITS', 'tree_problems', 'add_documents', 'remove_documents']
 
 # %% ../../nbs/33b_lattice.update.ipynb #8538589b
 def tree_problems(tree,                        # a `SemanticTree` (or its root `SemanticNode`)
@@ -56,12 +56,13 @@ def _depths(root:SemanticNode) -> dict:
     return out
 
 GROW_ROUTES = ("centroid", "descriptions")   # `add_documents(route=…)`; the default is `[lattice] grow_route`
+GROW_SPLITS = ("sibling", "child")           # `add_documents(split=…)`; the default is `[lattice] grow_split`
 
 class _Updater:
     "What `add_documents` and `remove_documents` share: the tree's settings, the scorer that routes, the summariser, the counts."
     def __init__(self, tree:SemanticTree, llm=None, scorer=None, embedder=None, summarizer=None, doc_summarizer=None,
                  llm_depth=None, branching=None, max_leaf_docs=None, context_tokens=None, seed=0, texts=(), stale_share=None, embeddings=None, spill=None,
-                 route=None):
+                 route=None, split=None):
         if not isinstance(tree, SemanticTree): raise InputError(f"expected a SemanticTree, got {type(tree).__name__}", field="tree")
         st, L = tree.stats, get_settings().lattice
         self.tree, self.seed = tree, seed
@@ -85,6 +86,8 @@ class _Updater:
         self.spill = L.spill if spill is None else bool(spill)
         self.route = L.grow_route if route is None else route
         if self.route not in GROW_ROUTES: raise InputError(f"route must be one of {', '.join(GROW_ROUTES)}, got {route!r}", field="route")
+        self.split = L.grow_split if split is None else split
+        if self.split not in GROW_SPLITS: raise InputError(f"split must be one of {', '.join(GROW_SPLITS)}, got {split!r}", field="split")
         for l in tree.leaves():                # a leaf whose document embedding is known is scored by it (no re-encoding)
             if l.doc_id in self.known: self.vectors._cache.setdefault(l.desc, self.known[l.doc_id])
 
@@ -154,8 +157,11 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
                   embeddings=None,            # {doc id: vector} of the new (and optionally the tree's) documents; None = `corpus_embeddings` of the new ones (the build's disk cache)
                   spill:bool|None=None,       # a document routed to a full leaf cluster goes to the best-scoring sibling cluster with room (no split) when there is one; None = `[lattice] spill`
                   stale_share:float|None=None,# a node on a changed path is re-summarised when more than this share of its documents changed since its summary; 0 = always; None = `[lattice] stale_share`
-                  route:str|None=None         # 'centroid': down to the child whose centroid (mean document embedding) is nearest, as the k-means build assigns;
+                  route:str|None=None,        # 'centroid': down to the child whose centroid (mean document embedding) is nearest, as the k-means build assigns;
                                               # 'descriptions': to the child whose description `scorer` ranks first; None = `[lattice] grow_route`
+                  split:str|None=None         # an overflowing leaf cluster: 'sibling' keeps its largest k-means group (and its summary) and gives
+                                              # the other groups to its parent as new siblings, when the parent has room (else as 'child');
+                                              # 'child': all groups become its new children (the tree deepens there); None = `[lattice] grow_split`
                  ) -> SemanticTree:
     """Insert each new document under the node its route ends at, split nodes over the branching limit (k-means, as the
     build), refresh the stale summaries on the changed paths only; `stats['updates'][-1]` counts what was re-summarised.
@@ -168,7 +174,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
     if dup: raise InputError(f"{len(dup)} document(s) already in the tree (e.g. {dup[0]!r}): remove them first to replace them", field="id")
     docs = {d: title_and_text(corpus[d]) for d in corpus}
     u = _Updater(tree, llm, scorer, embedder, summarizer, doc_summarizer, llm_depth, branching, max_leaf_docs, context_tokens, seed,
-                 [f"{t} {x}" for t, x in docs.values()], stale_share, embeddings, spill, route)
+                 [f"{t} {x}" for t, x in docs.values()], stale_share, embeddings, spill, route, split)
     with u.t("embed"):
         todo = [d for d in docs if d not in u.known]
         if todo:
@@ -207,13 +213,30 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
                 emb = np.stack([u.vector(c) for c in kids])
                 labels, _, _ = merge_small_clusters(kmeans_split(emb, n_clusters(len(kids), u.M, u.max_leaf), seed), emb)
                 groups = [[kids[i] for i in np.flatnonzero(labels == j)] for j in range(labels.max() + 1)]
-                node.children = [g[0] if len(g) == 1 else SemanticNode("", "", g) for g in groups]
-                for g in node.children:
-                    if not g.is_leaf and g.summary is None: u.summarise(g, len(path))   # a new node is described before the next route
+                keep = max(range(len(groups)), key=lambda j: len(groups[j]))
+                moved = [g for j, g in enumerate(groups) if j != keep and len(g) > 1]
+                parent = path[-2] if len(path) > 1 else None
+                kept = groups[keep] + [g[0] for j, g in enumerate(groups) if j != keep and len(g) == 1]
+                if (u.split == "sibling" and all(c.is_leaf for c in kids) and parent is not None and moved
+                        and len(parent.children) + len(moved) <= u.M and len(kept) <= limit):
+                    # B-tree-like: the node keeps its largest group (its summary still describes a superset of it) and
+                    # singletons; each other group becomes a new sibling under the parent, the only new summaries
+                    node.children = kept
+                    new = [SemanticNode("", "", g) for g in moved]
+                    parent.children.extend(new)
+                    for g in new:
+                        if u.route == "descriptions": u.summarise(g, len(path) - 1)   # routed to by its description: described now
+                        else: dirty[id(g)] = g                                        # described once, at the end of the batch
+                else:
+                    node.children = [g[0] if len(g) == 1 else SemanticNode("", "", g) for g in groups]
+                    for g in node.children:
+                        if not g.is_leaf and g.summary is None:
+                            if u.route == "descriptions": u.summarise(g, len(path))   # a new node is described before the next route
+                            else: dirty[id(g)] = g
                 u.counts["splits"] += 1
     with u.t("summaries"):
         depth = _depths(root)
-        for n in sorted(dirty.values(), key=lambda n: -depth[id(n)]):   # children before parents
+        for n in sorted((n for n in dirty.values() if id(n) in depth), key=lambda n: -depth[id(n)]):   # children before parents
             if u.stale(n): u.summarise(n, depth[id(n)])
     u.finish("add", len(docs))
     return tree
