@@ -145,6 +145,9 @@ class LatticeSettings:
     max_slate: int = valid(2, what=">= 2 nodes")               # search: a slate larger than this warns once and is scored in parts of at most this size
     scorer: str = valid(choices=("llm", "pointwise", "listwise", "embedding", "hybrid", "ce"))  # search: the slate scorer (`LatticeRetriever`)
     llm_docs: int = valid(0, what=">= 0 documents")            # search, scorer=hybrid: slates of nodes covering at most this many documents go to the LLM
+    fusion: str = valid(choices=("rrf", "z"))                  # LATTICE++: how LATTICE's run is fused with BM25's and dense's
+    fusion_weights: tuple = valid(0.0, 100.0, what="three numbers in [0, 100] (LATTICE, BM25, dense)")  # LATTICE++: the runs' weights
+    fusion_rrf_k: float = valid(gt=0.0, what="> 0")            # LATTICE++ with fusion = rrf: the RRF constant
     grow_route: str = valid(choices=("centroid", "descriptions"))  # update: where `add_documents` inserts a document (the nearest leaf centroid, as the k-means build; or the scorer on node descriptions)
     stale_share: float = valid(0.0, 0.99, what="in [0, 0.99]") # update: a node on a changed path is re-summarised when more than this share of its documents changed
     spill: bool                                                # update: a full leaf cluster passes the document to its best sibling with room instead of splitting

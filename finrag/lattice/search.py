@@ -16,9 +16,9 @@ from .calibration import CalibModel, sample_calibration_leaves
 from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SCORERS', 'DEFAULT_LLM_SCORER', 'QUERY_TOKEN_BUDGET', 'FUSIONS', 'DEFAULT_FUSION', 'TreeIndex',
-           'path_relevance', 'leaf_score', 'LatticeSearch', 'LatticeRetriever', 'fuse_runs', 'LatticeFusion',
-           'lattice_retriever', 'lattice_plus_retriever']
+__all__ = ['PATH_FLOOR', 'SCORERS', 'DEFAULT_LLM_SCORER', 'QUERY_TOKEN_BUDGET', 'FUSIONS', 'TreeIndex', 'path_relevance',
+           'leaf_score', 'LatticeSearch', 'LatticeRetriever', 'fuse_runs', 'LatticeFusion', 'lattice_retriever',
+           'lattice_plus_retriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -383,7 +383,6 @@ class LatticeRetriever:
 from ..retrieval import HybridRetriever
 
 FUSIONS = ("rrf", "z")   # weighted reciprocal-rank fusion | weighted sum of standard scores (P2's `zsum`)
-DEFAULT_FUSION = {"fusion": "rrf", "weights": None, "rrf_k": 60}   # LATTICE++ default (the paper's RRF); see p3_hybrid for the one chosen on development queries
 
 def fuse_runs(runs:list,          # runs {qid: {doc id: score}}, each ranked by its own scores
               fusion:str="rrf",   # 'rrf' | 'z' (`FUSIONS`)
@@ -474,17 +473,18 @@ register_method("lattice", lattice_retriever, batch=1, doc="LATTICE search over 
 
 # %% ../../nbs/36_lattice.search.ipynb #4ca20e85
 def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
-                           rrf_k:float|None=None, # RRF constant of the fusion; None = DEFAULT_FUSION's
+                           rrf_k:float|None=None, # RRF constant of the fusion; None = `[lattice] fusion_rrf_k`
                            embedder=None,    # the dense retriever's embedder; None = `get_embedder()`
                            others:list|None=None, # cheap retrievers already built over `corpus` (e.g. to share their index); None = BM25 + dense
-                           fusion:str|None=None,  # 'rrf' | 'z'; None = DEFAULT_FUSION's
-                           weights=None,     # (LATTICE, BM25, dense) weights; None = DEFAULT_FUSION's (with `fusion` None) or all 1
+                           fusion:str|None=None,  # 'rrf' | 'z'; None = `[lattice] fusion`
+                           weights=None,     # (LATTICE, BM25, dense) weights; None = `[lattice] fusion_weights` (with `fusion` and `others` None) or all 1
                            **kw) -> LatticeFusion:
     "LATTICE++ (`LatticeFusion`) over `tree`, checked against `corpus` like `lattice_retriever`; its `notes` are LATTICE's."
     lat = lattice_retriever(corpus, tree, scorer, **kw)
-    d = DEFAULT_FUSION
-    rrf_k = d["rrf_k"] if rrf_k is None else rrf_k
-    if fusion is None: fusion, weights = d["fusion"], d["weights"] if weights is None else weights
+    L = get_settings().lattice                  # the shipped fusion: results/p3_ce.json (chosen on development halves)
+    rrf_k = L.fusion_rrf_k if rrf_k is None else rrf_k
+    if fusion is None:                          # the settings' weights are for the default runs (LATTICE, BM25, dense)
+        fusion, weights = L.fusion, (list(L.fusion_weights) if weights is None and others is None else weights)
     f = (LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k, fusion, weights) if others is None
          else LatticeFusion(lat, others, rrf_k, fusion=fusion, weights=weights))
     f.notes = lat.notes
