@@ -5,7 +5,7 @@
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #dd6a3e15
 from __future__ import annotations
 import json, math, re, time
-from dataclasses import dataclass, field, asdict, replace
+from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from fastcore.basics import patch
 from ..core import InputError, ModelUnavailableError, Timings
