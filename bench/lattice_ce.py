@@ -16,7 +16,7 @@ the z-score hybrid (paired bootstrap 95 % CIs), with s/query; and recall@100 of 
 reached) against dense's, the ceiling of a tree search. Per-query runs are cached (resumable) under
 `<cache_dir>/bench/p3_ce/<dataset>/`. Numbers are printed and written, never asserted.
 """
-import argparse, functools, json, os, sys, time
+import argparse, functools, os, sys, time
 from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -29,7 +29,7 @@ from finrag.retrieval import evaluate
 from finrag.lattice.build import build_tree
 from finrag.lattice.eval import tree_stats
 from finrag.lattice.search import LatticeRetriever, fuse_runs
-from finrag.protocol import choose_never_below, report_vs
+from finrag.protocol import choose_never_below, record, report_vs
 from finrag.lattice.studies import (_baseline_runs, cached_lattice_runs, lattice_slice, ndcg_summary, paired_diff, per_query_ndcg)
 import finrag.lattice.search as search_mod
 from finrag.lattice.calibration import CalibModel
@@ -128,11 +128,11 @@ def main():
                                                          for n in names} for m in test_scores if m != "best member"}}
     print(f"LATTICE++ chosen on dev: {chosen_pp}; test vs best member: " + ", ".join(f"{k} {v['mean_diff']:+.4f} [{v['ci_low']:+.4f}, {v['ci_high']:+.4f}]" for k, v in rep.items() if isinstance(v, dict)))
     for n in names: out[n].pop("_pp_dev"); out[n].pop("_pp_test")
-    out["machine"] = {"cpus": os.cpu_count(), "loadavg_start": load0, "loadavg_end": os.getloadavg(),
-                      "note": "the P1 evaluation's LLM shared the two cores: s/query include contention"}
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    Path(a.out).write_text(json.dumps(jsonable(out), indent=1) + "\n")
-    print(f"-> {a.out} ({out['seconds']} s)")
+    out["note"] = "s/query: per-query wall seconds as searched; other benchmarks shared the two cores during most searches (contention)"
+    n = {name: {"dev": out[name]["n_dev"], "test": out[name]["n_test"]} for name in names}
+    f = record(Path(a.out).stem, jsonable(out), {"datasets": a.datasets, "slice_queries": a.slice_queries, "docs": a.docs,
+               "torch_calibration": a.torch_calibration}, n=n, seconds=time.perf_counter() - t0, loadavg_start=load0, folder=Path(a.out).parent)
+    print(f"-> {f}")
     return 0
 
 

@@ -9,7 +9,7 @@ from .core import InputError
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['split_queries', 'split_ids', 'choose_never_below', 'report_vs']
+__all__ = ['ENVELOPE_KEYS', 'split_queries', 'split_ids', 'choose_never_below', 'report_vs', 'record']
 
 # %% ../nbs/08b_protocol.ipynb #6805e77a
 def split_queries(ds:BeirDataset,     # a dataset with qrels
@@ -74,3 +74,42 @@ def report_vs(scores:dict,                 # {candidate: {corpus: {qid: value}}}
     out["pooled"] = paired_bootstrap_ci(A, B, n_resamples=n_resamples, seed=seed)
     out["passes"] = all(out[k]["ci_low"] >= -tol for k in scores[baseline]) and out["pooled"]["ci_low"] > 0
     return out
+
+# %% ../nbs/08b_protocol.ipynb #c5070b85
+ENVELOPE_KEYS = ("name", "params", "settings", "commit", "machine", "seconds", "n", "result")
+
+def _commit() -> str|None:
+    import subprocess
+    from finrag.core import project_root
+    try: out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=project_root(), capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError): return None
+    if out.returncode != 0: return None
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(), capture_output=True, text=True, timeout=10).stdout.strip()
+    return out.stdout.strip() + ("+changes" if dirty else "")
+
+def record(name:str,                # the file's stem: results/NAME.json
+           result:dict,             # what was measured (JSON-able; numpy numbers are converted)
+           params:dict|None=None,   # what was asked (the command's arguments)
+           n:dict|None=None,        # queries (or items) per set, e.g. {"dev": 103, "test": 97}
+           seconds:float|None=None, # wall seconds of the run
+           loadavg_start=None,      # `os.getloadavg()` when the run began (None: not recorded)
+           folder="results") -> "Path":
+    """Write `folder/NAME.json` = {name, params, settings, commit, machine, seconds, n, result} (`ENVELOPE_KEYS`);
+    returns the path. `InputError` for a name that is not a plain file stem."""
+    import json, os, re
+    from dataclasses import asdict
+    from pathlib import Path
+    from finrag.config import get_settings, redact
+    from finrag.core import atomic_write
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", str(name)) or str(name).startswith("."): raise InputError(f"a results name is a plain file stem, got {name!r}", field="name")
+    s = get_settings()
+    settings = json.loads(redact(json.dumps(asdict(s), default=str), [s.llm_api_key, s.neo4j_password]))
+    settings.pop("llm_api_key", None); settings.pop("neo4j_password", None)
+    env = {"name": name, "params": params or {}, "settings": settings, "commit": _commit(),
+           "machine": {"cpus": os.cpu_count(), "loadavg_start": list(loadavg_start) if loadavg_start else None, "loadavg_end": list(os.getloadavg())},
+           "seconds": None if seconds is None else round(float(seconds), 1), "n": n or {}, "result": result}
+    conv = lambda o: o.item() if hasattr(o, "item") else list(o) if isinstance(o, (set, tuple)) else str(o)
+    f = Path(folder)/f"{name}.json"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(f, (json.dumps(env, indent=1, default=conv) + "\n").encode())
+    return f
