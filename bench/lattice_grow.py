@@ -16,7 +16,7 @@ half of the judged queries, the numbers are reported on the other half. The same
 (`finrag.lattice.studies.lattice_slice`); the document embeddings come from finrag's disk cache. This script parses
 the arguments, runs the study and writes what it returns to `--json`.
 """
-import argparse, json, os, sys
+import argparse, os, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from pathlib import Path
@@ -36,12 +36,15 @@ def main(argv=None):
     if not set(x.strip() for x in a.spill.split(",")) <= {"off", "on"}: ap.error(f"--spill takes off and/or on, got {a.spill!r}")
     from finrag.datasets import load_dev
     from finrag.lattice.studies import grow_study, lattice_slice
+    from finrag.protocol import record
+    t0, load0 = time.perf_counter(), os.getloadavg()
     sl = lattice_slice(load_dev("scifact", a.data_root), n_docs=a.docs, n_queries=a.slice_queries)
     out = grow_study(sl, batches=a.batches, add_share=a.add_share, stale_shares=[float(x) for x in a.stale.split(",")],
                      routes=[x.strip() for x in a.routes.split(",")], splits=[x.strip() for x in a.splits.split(",")],
                      spills=[{"off": False, "on": True}[x.strip()] for x in a.spill.split(",")], seed=a.seed,
                      command="python bench/lattice_grow.py " + " ".join(sys.argv[1:] if argv is None else argv), progress=True)
-    p = Path(a.json); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(out, indent=1))
+    p = record(Path(a.json).stem, out, vars(a), n={"dev": out["stale_share"]["n_dev_queries"], "test": out["n_queries"]},
+               seconds=time.perf_counter() - t0, loadavg_start=load0, folder=Path(a.json).parent)
     n = out["ndcg@10"]
     ratio = "none (rebuilt 0)" if n["grown_over_rebuilt"] is None else \
         f"{n['grown_over_rebuilt']:.3f} [{n['grown_over_rebuilt_ci95'][0]:.3f}, {n['grown_over_rebuilt_ci95'][1]:.3f}]"
