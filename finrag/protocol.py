@@ -75,7 +75,7 @@ def report_vs(scores:dict,                 # {candidate: {corpus: {qid: value}}}
     out["passes"] = all(out[k]["ci_low"] >= -tol for k in scores[baseline]) and out["pooled"]["ci_low"] > 0
     return out
 
-# %% ../nbs/08b_protocol.ipynb #c5070b85
+# %% ../nbs/08b_protocol.ipynb #ac8eccf3
 ENVELOPE_KEYS = ("name", "params", "settings", "commit", "machine", "seconds", "n", "result")
 
 def _commit() -> str|None:

@@ -92,7 +92,7 @@ def lattice_add(tree:Path=typer.Option(..., "--tree", help="The tree file to gro
                 out:Path=typer.Option(None, "--out", help="Write the grown tree here (default: rewrite --tree)."),
                 summarizer:str=typer.Option(None, help="Refreshed summaries: llm | extractive (default: the tree's)."),
                 llm_depth:int=typer.Option(None, "--llm-depth", help="LLM summaries only above this depth (default: the tree's).")):
-    "Add documents to a LATTICE tree: route each to its best leaf cluster, split clusters over the limit, re-summarise the changed paths."
+    "Add documents to a LATTICE tree: each goes to the leaf cluster with the nearest centroid, a full cluster splits into siblings, stale summaries on the changed paths are rewritten ([lattice] grow_route, grow_split, stale_share)."
     from finrag.lattice.tree import SemanticTree
     from finrag.lattice.update import add_documents
     if summarizer is not None and summarizer not in ("llm", "extractive"): raise FinragError(f"--summarizer {summarizer!r}: use llm or extractive")
