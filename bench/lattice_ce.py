@@ -40,7 +40,7 @@ def recall100(run, qids, qrels):
     return float(np.mean([pq[q]["recall@100"] for q in qids]))
 
 
-def study(ds, relevance, folder, progress=True, with_torch=False) -> dict:
+def study(ds, relevance, folder, progress=True, with_torch=False, time_queries=0) -> dict:
     dev, test = split_queries(ds, 0.5, seed=0)
     qd, qt = list(dev.queries), list(test.queries)
     allq = {q: ds.queries[q] for q in qd + qt}
@@ -84,12 +84,22 @@ def study(ds, relevance, folder, progress=True, with_torch=False) -> dict:
           "lattice++ rrf k=60 (1, 1, 1)": fuse_runs([L, runs["bm25"], runs["dense"]], "rrf", None, 60)}
     ppq = {m: per_query_ndcg(r, qd + qt, ds.qrels) for m, r in pp.items()}
     pq = {**pq, **{m: dev_pq[m] for m in variants if m not in full}}
+    timing = {}
+    if time_queries:        # fresh searches (no cache) of the first test queries, one at a time: run with the cores idle
+        for lab in [m for m in variants if "torch" not in m]:
+            lr = LatticeRetriever(tree, embed_desc="titles", beam=4, relevance=relevance, progress=False, **variants[lab])
+            lr.search({qt[0]: allq[qt[0]]}, k=100)                  # load the models outside the clock
+            t1 = time.perf_counter()
+            for q in qt[:time_queries]: lr.search({q: allq[q]}, k=100)
+            timing[lab] = round(1000 * (time.perf_counter() - t1) / time_queries, 1)
+        if progress: print(f"  idle ms/query over {time_queries} test queries: {timing}", flush=True)
     return {"dataset": ds.name, "n_docs": len(ds.corpus), "n_dev": len(qd), "n_test": len(qt),
             "tree": {**tree_stats(tree), "build_seconds": round(tree_s, 1)},
             "split": "finrag.protocol.split_queries(ds, 0.5, seed=0)", "dev_ndcg@10": {m: round(dev_mean(m), 4) for m in variants},
             "chosen_on_dev": chosen, "test": test_tab, "paired_test": paired, "recall@100_test": rec,
             "s_per_query": {m: round(secs[m], 3) for m in variants}, "best_member_on_dev": best_member,
             "screened_on_dev_only": sorted(set(variants) - set(full)),
+            "idle_ms_per_query": timing | ({"n_queries": time_queries, "loadavg": os.getloadavg()} if timing else {}),
             "_pp_dev": {m: {q: v[q] for q in qd} for m, v in ppq.items()}, "_pp_test": {m: {q: v[q] for q in qt} for m, v in ppq.items()}}
 
 
@@ -99,6 +109,7 @@ def main():
     ap.add_argument("--slice-queries", type=int, default=200)
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--out", default="results/p3_ce.json")
+    ap.add_argument("--time-queries", type=int, default=0, help="also time each variant fresh on this many test queries (run on idle cores)")
     ap.add_argument("--torch-calibration", action="store_true", help="also the embedding LATTICE with the torch refit (slow: ~3.6 s/query)")
     a = ap.parse_args()
     t0, load0, out = time.perf_counter(), os.getloadavg(), {}
@@ -107,7 +118,7 @@ def main():
         if name == "scifact": ds = lattice_slice(ds, n_docs=a.docs, n_queries=a.slice_queries)
         folder = Path(get_settings().cache_dir) / "bench" / "p3_ce" / ds.name
         print(f"{ds.name}: {len(ds.corpus)} documents, {len(ds.queries)} queries", flush=True)
-        out[name] = study(ds, "scifact" if name == "scifact" else "finance", folder, with_torch=a.torch_calibration)
+        out[name] = study(ds, "scifact" if name == "scifact" else "finance", folder, with_torch=a.torch_calibration, time_queries=a.time_queries)
         r = out[name]
         print(f"  chosen on dev: {r['chosen_on_dev']}", flush=True)
         for m, v in r["test"].items(): print(f"  test {m:<40} {v['ndcg@10']:.4f} {v['ci']} {v.get('s_per_query')} s/q")
@@ -131,7 +142,7 @@ def main():
     out["note"] = "s/query: per-query wall seconds as searched; other benchmarks shared the two cores during most searches (contention)"
     n = {name: {"dev": out[name]["n_dev"], "test": out[name]["n_test"]} for name in names}
     f = record(Path(a.out).stem, jsonable(out), {"datasets": a.datasets, "slice_queries": a.slice_queries, "docs": a.docs,
-               "torch_calibration": a.torch_calibration}, n=n, seconds=time.perf_counter() - t0, loadavg_start=load0, folder=Path(a.out).parent)
+               "torch_calibration": a.torch_calibration, "time_queries": a.time_queries}, n=n, seconds=time.perf_counter() - t0, loadavg_start=load0, folder=Path(a.out).parent)
     print(f"-> {f}")
     return 0
 

@@ -124,3 +124,21 @@ def test_p2_stage2_is_the_recorded_choice():
     best = max((c for c in table if c != "stage1"), key=lambda c: table[c]["macro"])
     c = r["candidates"][ch if ch != "stage1" else best]
     assert (h.ce_pool, h.ce_weight, h.ce_min_best) == (c["pool"], c["weight"], c["min_best"])
+
+
+def test_p3_lattice_plus_fusion_is_the_recorded_choice():
+    "[lattice] fusion, fusion_weights (and fusion_rrf_k for RRF) are the LATTICE++ candidate results/p3_ce.json chose on development halves."
+    import re
+    lat, chosen = get_settings().lattice, results("p3_ce.json")["result"]["lattice++"]["chosen"]
+    m = re.fullmatch(r"lattice\+\+ (z|rrf k=(\d+)) \(([\d., ]+)\)", chosen)
+    assert m, chosen
+    assert lat.fusion == ("z" if m.group(1) == "z" else "rrf")
+    assert lat.fusion_weights == tuple(float(x) for x in m.group(3).split(","))
+    if m.group(2): assert lat.fusion_rrf_k == float(m.group(2))
+
+
+def test_p3_growth_defaults_are_the_recorded_choice():
+    "[lattice] grow_route, grow_split, stale_share and spill are the setting results/p3_grow.json chose on the development half."
+    lat, r = get_settings().lattice, results("p3_grow.json")["result"]
+    assert (lat.grow_route, lat.grow_split, lat.stale_share, lat.spill) == \
+        (r["route"]["chosen"], r["split"]["chosen"], r["stale_share"]["chosen"], r["spill"]["chosen"])
