@@ -93,9 +93,9 @@ def record(name:str,                # the file's stem: results/NAME.json
            n:dict|None=None,        # queries (or items) per set, e.g. {"dev": 103, "test": 97}
            seconds:float|None=None, # wall seconds of the run
            loadavg_start=None,      # `os.getloadavg()` when the run began (None: not recorded)
-           folder="results") -> "Path":
+           folder="results"):
     """Write `folder/NAME.json` = {name, params, settings, commit, machine, seconds, n, result} (`ENVELOPE_KEYS`);
-    returns the path. `InputError` for a name that is not a plain file stem."""
+    returns the path (a `Path`). `InputError` for a name that is not a plain file stem."""
     import json, os, re
     from dataclasses import asdict
     from pathlib import Path
