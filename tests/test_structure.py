@@ -94,6 +94,15 @@ def test_core_imports_no_paper_and_no_test_double():
     assert {m: t for m, t in bad.items() if t} == {}, "the shared core imports a paper package or finrag.testing"
 
 
+def test_no_paper_imports_another():
+    "The three papers stand side by side on the shared core: nothing in graphrag/, hierarchical/ or lattice/ imports another paper's package."
+    g, papers = import_graph(), ("finrag.graphrag", "finrag.hierarchical", "finrag.lattice")
+    own = lambda m: next((p for p in papers if m == p or m.startswith(p + ".")), None)
+    bad = {m: sorted(t for t in g[m] if own(t) and own(t) != own(m)) for m in g if own(m)}
+    assert {m: t for m, t in bad.items() if t} == {}, "a paper imports another paper"
+    assert "finrag.fusion" in g["finrag.lattice.search"] and "finrag.fusion" in g["finrag.hierarchical.rerank"]   # both fuse with the core's
+
+
 def _export_cells():
     "(notebook, public names, lines) of every `#| export` cell of the lesson notebooks."
     import nbformat

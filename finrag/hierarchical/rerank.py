@@ -14,14 +14,14 @@ from ..models import default_embedder
 from ..config import HierarchicalSettings, get_settings
 from ..data import BeirDataset
 from ..relevance import RELEVANCE_SYSTEM, query_window, check_cut, get_judge_llm, relevance_many, relevance_messages
-from ..retrieval import BM25Retriever, corpus_embeddings, doc_text, rrf
+from ..retrieval import BM25Retriever, corpus_embeddings, doc_text
+from ..fusion import POOL_FUSIONS, _pool_rrf, fuse_pool   # the core's pool fusions (nbs/06d)
 
 # %% auto #0
-__all__ = ['POOL_FUSIONS', 'AGREE_K', 'PSEUDO_N', 'PSEUDO_WORDS', 'PSEUDO_VERSION', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM',
-           'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer', 'BiEncoderScorer', 'SpladeScorer', 'zscore',
-           'agreement_weights', 'fuse_pool', 'HybridScorer', 'pseudo_queries', 'pseudo_accuracy', 'pseudo_weights',
-           'corpus_pseudo_accuracy', 'MaxSimScorer', 'load_cross_encoder', 'CrossEncoderScorer', 'LLMYesNoScorer',
-           'minmax', 'fuse_scores', 'score_margin', 'Cascade']
+__all__ = ['PSEUDO_N', 'PSEUDO_WORDS', 'PSEUDO_VERSION', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION',
+           'FUSIONS', 'Scorer', 'BM25Scorer', 'BiEncoderScorer', 'SpladeScorer', 'HybridScorer', 'pseudo_queries',
+           'pseudo_accuracy', 'pseudo_weights', 'corpus_pseudo_accuracy', 'MaxSimScorer', 'load_cross_encoder',
+           'CrossEncoderScorer', 'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade']
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #1575c1b6
 @runtime_checkable
@@ -129,53 +129,6 @@ class SpladeScorer:
                 X = self.encoder.encode(new); self._memo.update((t, X[i]) for i, t in enumerate(new))
             D = sp.vstack([self._memo[t] for t in docs], format="csr")
         return np.asarray((D @ q.T).toarray()).ravel().astype(np.float32)
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #7529ab34
-def _pool_rrf(score_lists:list, rrf_k:float=60) -> np.ndarray:
-    "(n,) RRF of several (n,) score arrays over one pool, by `finrag.retrieval.rrf`; NaN ranks last, ties keep pool order."
-    runs = [{"q": dict(enumerate(np.nan_to_num(np.asarray(s, dtype=np.float64), nan=-np.inf).tolist()))} for s in score_lists]
-    fused = rrf(runs, rrf_k).get("q", {})
-    return np.array([fused[i] for i in range(len(score_lists[0]))]) if score_lists and len(score_lists[0]) else np.zeros(0)
-
-def zscore(s:np.ndarray) -> np.ndarray:
-    "(n,) standard scores (s − mean)/std over the pool's finite values (std = 0 → 0); NaN → the pool's minimum z (ranks last)."
-    s = np.asarray(s, dtype=np.float64); ok = np.isfinite(s)
-    if not ok.any(): return np.zeros(len(s))
-    sd = s[ok].std()
-    z = (s - s[ok].mean())/sd if sd > 0 else np.zeros(len(s))
-    return np.where(ok, z, z[ok].min())
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #dbed7ee8
-POOL_FUSIONS = ("rrf", "z", "agree")
-AGREE_K = 10   # `fuse_pool(..., "agree")`: the top documents whose overlap between members sets their weights
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #a9e3f2c1
-def agreement_weights(score_lists:list, # k (n,) score arrays of one pool, one per scorer
-                      k:int=AGREE_K) -> np.ndarray:
-    "(k,) per-query member weights, mean 1: member i's mean overlap of its top `k` with each other member's top `k` (no labels); all equal when no member agrees with another, or for fewer than 3 members (2 members always agree equally)."
-    m = len(score_lists)
-    if m < 3: return np.ones(m)
-    k = max(1, min(k, len(score_lists[0])))
-    tops = [set(np.argsort(-np.nan_to_num(np.asarray(s, dtype=np.float64), nan=-np.inf), kind="stable")[:k].tolist()) for s in score_lists]
-    a = np.array([np.mean([len(tops[i] & tops[j])/k for j in range(m) if j != i]) for i in range(m)])
-    return a*m/a.sum() if a.sum() > 0 else np.ones(m)
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #840f18d4
-def fuse_pool(score_lists:list,      # k (n,) score arrays of one pool, one per scorer (any scale)
-              fusion:str="rrf",      # 'rrf': Σ w/(rrf_k + rank) | 'z': Σ w·zscore (CombSUM of standard scores) | 'agree': z with per-query agreement weights (`agreement_weights`)
-              weights=None,          # k weights; None = all 1
-              rrf_k:float=60) -> np.ndarray:
-    "(n,) fused scores of several scorers over one pool, higher = better (the one fusion of `HybridScorer`); `InputError` for an unknown fusion or mismatched lengths."
-    if fusion not in POOL_FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(POOL_FUSIONS)}", field="fusion")
-    w = np.ones(len(score_lists)) if weights is None else np.asarray(weights, dtype=np.float64)
-    if len(w) != len(score_lists): raise InputError(f"{len(w)} weights for {len(score_lists)} scorers", field="weights")
-    if len({len(s) for s in score_lists}) > 1: raise InputError("the scorers' score arrays differ in length", field="scores")
-    if not score_lists or not len(score_lists[0]): return np.zeros(0)
-    if fusion == "rrf":
-        if weights is None: return _pool_rrf(score_lists, rrf_k)
-        return sum(wi*_pool_rrf([s], rrf_k) for wi, s in zip(w, score_lists))
-    if fusion == "agree": w = w*agreement_weights(score_lists)
-    return sum(wi*zscore(s) for wi, s in zip(w, score_lists))
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #35c20e37
 class HybridScorer:

@@ -388,9 +388,9 @@ def fuse_runs(runs:list,          # runs {qid: {doc id: score}}, each ranked by 
               fusion:str="rrf",   # 'rrf' | 'z' (`FUSIONS`)
               weights=None,       # one weight per run; None = all 1; a run of weight 0 adds no documents
               rrf_k:float=60) -> dict:
-    "The weighted fusion, best first per query: 'rrf' Σ w/(rrf_k + rank) (`finrag.retrieval.rrf` of each run: a document a run lacks gets 0 from it) | 'z' Σ w·zscore over the query's pool (`finrag.hierarchical.rerank.fuse_pool`: a document a run lacks gets that run's lowest z)."
+    "The weighted fusion, best first per query: 'rrf' Σ w/(rrf_k + rank) (`finrag.retrieval.rrf` of each run: a document a run lacks gets 0 from it) | 'z' Σ w·zscore over the query's pool (`finrag.fusion.fuse_pool`: a document a run lacks gets that run's lowest z)."
     from finrag.retrieval import rrf
-    from finrag.hierarchical.rerank import fuse_pool
+    from finrag.fusion import fuse_pool
     if fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
     w = [1.0] * len(runs) if weights is None else [float(x) for x in weights]
     if len(w) != len(runs): raise InputError(f"{len(w)} weights for {len(runs)} runs", field="weights")
