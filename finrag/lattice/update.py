@@ -79,6 +79,7 @@ class _Updater:
         self.scorer = scorer if scorer is not None else self.vectors   # the navigator's scorer routes: (query, descs, leaf) -> SlateScores
         self.ex = ExtractiveSummarizer([l.desc for l in tree.leaves()] + list(texts))
         self.counts = {"summary_cluster": {}, "summary_doc": {}, "splits": 0, "spills": 0, "collapsed": 0, "removed_nodes": 0}
+        self._sums = {}                        # id(node) -> sum of its documents' embeddings (the centroid route's memo)
         self.resummarised = 0
         self.stale_share = L.stale_share if stale_share is None else float(stale_share)
         if not 0 <= self.stale_share < 1: raise InputError(f"stale_share must be in [0, 1), got {stale_share}", field="stale_share")
@@ -124,6 +125,27 @@ class _Updater:
         got = dict(zip(miss, self.vectors._vecs(miss))) if miss else {}
         v = np.stack([self.known[l.doc_id] if l.doc_id in self.known else got[l.desc] for l in ls]).mean(0)
         return v / max(float(np.linalg.norm(v)), 1e-12)
+
+    def centroid(self, node:SemanticNode) -> np.ndarray:
+        "The normalised sum of the embeddings of `node`'s documents (its direction: the centroid's), from a memo kept up to date by `added`/`regrouped`."
+        if id(node) not in self._sums: self._sums[id(node)] = (self.vector(node) if node.is_leaf else self._leaf_sum(node))
+        v = self._sums[id(node)]
+        return v / max(float(np.linalg.norm(v)), 1e-12)
+
+    def _leaf_sum(self, node:SemanticNode) -> np.ndarray:
+        ls = node.leaves()
+        miss = [l.desc for l in ls if l.doc_id not in self.known]
+        got = dict(zip(miss, self.vectors._vecs(miss))) if miss else {}
+        return np.stack([self.known[l.doc_id] if l.doc_id in self.known else got[l.desc] for l in ls]).sum(0)
+
+    def added(self, path:list, v:np.ndarray):
+        "A document of embedding `v` was inserted under every node of `path`: their memoised sums gain it."
+        for p in path:
+            if id(p) in self._sums: self._sums[id(p)] = self._sums[id(p)] + v
+
+    def regrouped(self, node:SemanticNode):
+        "`node` lost documents to new siblings: its sum is computed again when next needed."
+        self._sums.pop(id(node), None)
 
     def finish(self, op:str, n_docs:int) -> dict:
         "Renumber the internal nodes, update the shape statistics and append this update's record to `stats['updates']`."
@@ -193,7 +215,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
             if root.is_leaf:                   # a tree of one document: a root above both
                 tree.root = root = SemanticNode("", root.desc, [root], summary=root.summary); node, path = root, [root]
             while not all(c.is_leaf for c in node.children):
-                if u.route == "centroid": sc = [float(u.vector(c) @ u.known[d]) for c in node.children]
+                if u.route == "centroid": sc = [float(u.centroid(c) @ u.known[d]) for c in node.children]
                 else: sc = [-np.inf if s is None else s for s in u.scorer(leaf.desc, describe(node.children), False).scores]
                 best = node.children[int(np.argmax(sc))]
                 if best.is_leaf: break         # closest to a document of this node: insert beside it
@@ -206,6 +228,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
                         node = path[-1] = c; u.counts["spills"] += 1; break
         node.children.append(leaf)
         for p in path: dirty[id(p)] = p; u.touch(p)
+        u.added(path, u.known[d])
         with u.t("split"):
             limit = u.max_leaf if all(c.is_leaf for c in node.children) else u.M
             if len(node.children) > limit:
@@ -222,6 +245,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
                     # B-tree-like: the node keeps its largest group (its summary still describes a superset of it) and
                     # singletons; each other group becomes a new sibling under the parent, the only new summaries
                     node.children = kept
+                    u.regrouped(node)
                     new = [SemanticNode("", "", g) for g in moved]
                     parent.children.extend(new)
                     for g in new:
