@@ -246,10 +246,10 @@ def grow_tree(base:dict,          # {'root': SemanticNode.to_dict(), 'stats': ..
               corpus:dict,        # {doc id: document} holding the added documents
               embeddings:dict,    # {doc id: vector}
               embedder,           # of the routing scorer and the splits
-              stale_share:float,  # `add_documents(stale_share=…)`
-              spill:bool=False,   # `add_documents(spill=…)`
-              route:str="centroid", # `add_documents(route=…)`
-              split:str="sibling"  # `add_documents(split=…)`
+              stale_share:float|None=None, # `add_documents(stale_share=…)`; None = `[lattice] stale_share`
+              spill:bool|None=None,        # `add_documents(spill=…)`; None = `[lattice] spill`
+              route:str|None=None,         # `add_documents(route=…)`; None = `[lattice] grow_route`
+              split:str|None=None          # `add_documents(split=…)`; None = `[lattice] grow_split`
              ) -> tuple:
     "(a fresh copy of `base` grown by `add_documents` batch by batch, the batches' update records with their wall seconds)."
     from finrag.lattice.tree import SemanticNode, SemanticTree
