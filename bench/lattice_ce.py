@@ -24,12 +24,11 @@ import numpy as np
 from finrag.config import get_settings
 from finrag.datasets import load_dev
 from finrag.graphrag.eval import jsonable
-from finrag.protocol import split_queries
 from finrag.retrieval import evaluate
 from finrag.lattice.build import build_tree
 from finrag.lattice.eval import tree_stats
 from finrag.lattice.search import LatticeRetriever, fuse_runs
-from finrag.protocol import choose_never_below, record, report_vs
+from finrag.protocol import choose_never_below, record, report_vs, split_queries
 from finrag.lattice.studies import (_baseline_runs, cached_lattice_runs, lattice_slice, ndcg_summary, paired_diff, per_query_ndcg)
 import finrag.lattice.search as search_mod
 from finrag.lattice.calibration import CalibModel
@@ -83,7 +82,6 @@ def study(ds, relevance, folder, progress=True, with_torch=False, time_queries=0
           "lattice++ z (0.5, 1, 1)": fuse_runs([L, runs["bm25"], runs["dense"]], "z", (0.5, 1, 1)),
           "lattice++ rrf k=60 (1, 1, 1)": fuse_runs([L, runs["bm25"], runs["dense"]], "rrf", None, 60)}
     ppq = {m: per_query_ndcg(r, qd + qt, ds.qrels) for m, r in pp.items()}
-    pq = {**pq, **{m: dev_pq[m] for m in variants if m not in full}}
     timing = {}
     if time_queries:        # fresh searches (no cache) of the first test queries, one at a time: run with the cores idle
         for lab in [m for m in variants if "torch" not in m]:

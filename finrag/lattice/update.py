@@ -79,7 +79,7 @@ class _Updater:
         self.scorer = scorer if scorer is not None else self.vectors   # the navigator's scorer routes: (query, descs, leaf) -> SlateScores
         self.ex = ExtractiveSummarizer([l.desc for l in tree.leaves()] + list(texts))
         self.counts = {"summary_cluster": {}, "summary_doc": {}, "splits": 0, "spills": 0, "collapsed": 0, "removed_nodes": 0}
-        self._sums = {}                        # id(node) -> sum of its documents' embeddings (the centroid route's memo)
+        self._sums = {}                        # id(node) -> (node, sum of its documents' embeddings): the centroid route's memo
         self.resummarised = 0
         self.stale_share = L.stale_share if stale_share is None else float(stale_share)
         if not 0 <= self.stale_share < 1: raise InputError(f"stale_share must be in [0, 1), got {stale_share}", field="stale_share")
@@ -120,19 +120,18 @@ class _Updater:
     def vector(self, node:SemanticNode) -> np.ndarray:
         "A leaf's embedding (given, else of its description), or the normalised mean of an internal node's leaves'."
         if node.is_leaf and node.doc_id in self.known: return self.known[node.doc_id]
-        ls = node.leaves()
-        miss = [l.desc for l in ls if l.doc_id not in self.known]
-        got = dict(zip(miss, self.vectors._vecs(miss))) if miss else {}
-        v = np.stack([self.known[l.doc_id] if l.doc_id in self.known else got[l.desc] for l in ls]).mean(0)
+        v = self._leaf_sum(node)
         return v / max(float(np.linalg.norm(v)), 1e-12)
 
     def centroid(self, node:SemanticNode) -> np.ndarray:
         "The normalised sum of the embeddings of `node`'s documents (its direction: the centroid's), from a memo kept up to date by `added`/`regrouped`."
-        if id(node) not in self._sums: self._sums[id(node)] = (self.vector(node) if node.is_leaf else self._leaf_sum(node))
-        v = self._sums[id(node)]
+        if id(node) not in self._sums:           # the memo holds the node too, so that its id is never reused by another
+            self._sums[id(node)] = (node, self.vector(node) if node.is_leaf else self._leaf_sum(node))
+        v = self._sums[id(node)][1]
         return v / max(float(np.linalg.norm(v)), 1e-12)
 
     def _leaf_sum(self, node:SemanticNode) -> np.ndarray:
+        "The sum of the embeddings of `node`'s leaves (given, else of their descriptions, encoded in one batch)."
         ls = node.leaves()
         miss = [l.desc for l in ls if l.doc_id not in self.known]
         got = dict(zip(miss, self.vectors._vecs(miss))) if miss else {}
@@ -141,7 +140,7 @@ class _Updater:
     def added(self, path:list, v:np.ndarray):
         "A document of embedding `v` was inserted under every node of `path`: their memoised sums gain it."
         for p in path:
-            if id(p) in self._sums: self._sums[id(p)] = self._sums[id(p)] + v
+            if id(p) in self._sums: self._sums[id(p)] = (p, self._sums[id(p)][1] + v)
 
     def regrouped(self, node:SemanticNode):
         "`node` lost documents to new siblings: its sum is computed again when next needed."
