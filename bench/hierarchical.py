@@ -42,7 +42,9 @@ def main():
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
     from finrag.datasets import load_dev
     from finrag.hierarchical.preretrieval import preprocess_dataset
-    from finrag.hierarchical.pipeline import make_scorer, HierarchicalRetriever, DEFAULT_PRERETRIEVAL
+    from finrag.hierarchical.pipeline import make_scorer, HierarchicalRetriever
+    from finrag.hierarchical.preretrieval import PreRetrievalConfig
+    SHIPPED_PRERETRIEVAL = PreRetrievalConfig.from_settings()
     from finrag.models import get_embedder
     from finrag.retrieval import doc_text
     sets = {n: (lambda n=n: load_dev(n, a.data)) for n in ("financebench", "finqa", "tatqa")}   # finrag.datasets.DATASETS
@@ -52,7 +54,7 @@ def main():
     for name, load in sets.items():
         ds = load()
         qids = random.Random(0).sample(sorted(ds.queries), min(a.queries + 2, len(ds.queries)))
-        pre = preprocess_dataset(ds.subset(qids), DEFAULT_PRERETRIEVAL)
+        pre = preprocess_dataset(ds.subset(qids), SHIPPED_PRERETRIEVAL)
         hr = HierarchicalRetriever(ds.corpus, "bm25", None)          # query-side pre-retrieval timing only
         res = {"docs": len(ds.corpus), "queries": len(qids) - 2}
         t = []
@@ -104,7 +106,7 @@ def main():
                 t0 = time.perf_counter(); sc.score(pre.queries[q], docs, top[q]); t.append(time.perf_counter() - t0)
             res[f"stage2:{n}@{len(top[qids[0]])}"] = stats(t)
             # the whole cascade without LLM: query pre-retrieval + hybrid stage 1 + this stage 2 (fresh pair memo)
-            full = HierarchicalRetriever(ds.corpus, hy, sc, preretrieval=DEFAULT_PRERETRIEVAL, **({"stage2_raw": True} if n.startswith("ce") else {}))
+            full = HierarchicalRetriever(ds.corpus, hy, sc, preretrieval=SHIPPED_PRERETRIEVAL, **({"stage2_raw": True} if n.startswith("ce") else {}))
             full.search({q: ds.queries[q] for q in qids[:2]}, k=20)
             t = []
             for q in timed:

@@ -766,6 +766,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                   'finrag/hierarchical/pipeline.py')},
             'finrag.hierarchical.preretrieval': { 'finrag.hierarchical.preretrieval.PreRetrievalConfig': ( 'hierarchical.preretrieval.html#preretrievalconfig',
                                                                                                            'finrag/hierarchical/preretrieval.py'),
+                                                  'finrag.hierarchical.preretrieval.PreRetrievalConfig.from_settings': ( 'hierarchical.preretrieval.html#preretrievalconfig.from_settings',
+                                                                                                                         'finrag/hierarchical/preretrieval.py'),
                                                   'finrag.hierarchical.preretrieval.PreRetrievalConfig.off': ( 'hierarchical.preretrieval.html#preretrievalconfig.off',
                                                                                                                'finrag/hierarchical/preretrieval.py'),
                                                   'finrag.hierarchical.preretrieval.PreRetriever': ( 'hierarchical.preretrieval.html#preretriever',

@@ -41,8 +41,8 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
     if llm_preretrieval:
         if preretrieval is False: raise FinragError("--llm-preretrieval needs pre-retrieval: drop --no-preretrieval")
         from dataclasses import replace
-        from finrag.hierarchical.pipeline import DEFAULT_PRERETRIEVAL
-        preretrieval = replace(DEFAULT_PRERETRIEVAL, use_llm=True)
+        from finrag.hierarchical.preretrieval import PreRetrievalConfig
+        preretrieval = replace(PreRetrievalConfig.from_settings(), use_llm=True)
     ds = load_beir(data, split)
     return eval_retrieval(ds, m, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
                           progress=progress, engine=engine, address=address, workers=workers, **{o: v for o, v in (options or {}).items() if v is not None})

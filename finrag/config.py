@@ -26,8 +26,8 @@ def valid(lo=None,            # the least value allowed (None: no bound)
 
 # %% ../nbs/01_config.ipynb #c346c0b1
 def _ok(v, r:dict) -> bool:
-    if r["choices"] is not None: return v in r["choices"]
     if isinstance(v, tuple): return bool(v) and all(_ok(x, r) for x in v)     # a list setting holds at least one value
+    if r["choices"] is not None: return v in r["choices"]
     if v is None or isinstance(v, bool) or isinstance(v, str): return True
     if not math.isfinite(v): return False                       # NaN and ±inf are never a valid setting
     return ((r["lo"] is None or v >= r["lo"]) and (r["hi"] is None or v <= r["hi"]) and (r["gt"] is None or v > r["gt"]))
@@ -101,6 +101,7 @@ class ScorerSettings:
 class HierarchicalSettings:
     "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
     stage1: str = valid(choices=("bm25", "biencoder", "hybrid", "zsum", "zsum:auto"))   # stage-1 scorer over the whole corpus
+    preretrieval: tuple[str, ...] = valid(choices=("none", "lowercase", "units", "abbreviations", "typos", "keywords", "tables"))  # the rule-based pre-retrieval steps `preretrieval=True` runs (`PreRetrievalConfig.from_settings`)
     stage2: str                # stage-2 scorer (a `STAGE_SCORERS` name) or 'none' (stage 1 alone)
     fusion: str = valid(choices=("none", "rrf", "interp"))          # how a stage 2 is fused with stage 1
     weight: float = valid(**_UNIT, what="in [0, 1]")               # interp: weight of stage 2 (scorers without their own)
@@ -185,6 +186,7 @@ def _cast(raw:str, typ, path, section, key):
         if typ in ("int", int): return int(raw)
         if typ in ("float", float): return float(raw)
         if typ in ("tuple", tuple): return tuple(float(x) for x in raw.split(",") if x.strip())
+        if typ == "tuple[str, ...]": return tuple(x.strip() for x in raw.split(",") if x.strip())
         if typ in ("bool", bool):
             if raw.strip().lower() not in _BOOL: raise ValueError(raw)
             return _BOOL[raw.strip().lower()]

@@ -142,3 +142,51 @@ def test_p3_growth_defaults_are_the_recorded_choice():
     lat, r = get_settings().lattice, results("p3_grow.json")["result"]
     assert (lat.grow_route, lat.grow_split, lat.stale_share, lat.spill) == \
         (r["route"]["chosen"], r["split"]["chosen"], r["stale_share"]["chosen"], r["spill"]["chosen"])
+
+
+def test_p2_preretrieval_is_the_recorded_configuration():
+    "`preretrieval=True` runs the steps the P2 experiment and stage 1's choice ran with (results/p2_financerag.json params)."
+    from dataclasses import asdict
+    from finrag.hierarchical.preretrieval import PreRetrievalConfig
+    assert asdict(PreRetrievalConfig.from_settings()) == results("p2_financerag.json")["params"]["preretrieval"]
+
+
+# module-level constants whose line mentions a measurement but that are not a default the settings should hold
+NOT_A_MEASURED_DEFAULT = {
+    "CITATION_JUDGES": "the candidate names bench/p1_citation_judges.py measures; the choice is [graphrag] citation_judge",
+    "ABSTAIN_MIN_DOCS": "a fact about the development data (the smallest corpus abstain_below was measured on)",
+    "AUTO_POWER": "a parameter of the zsum:auto candidate, not a default ([hierarchical] stage1 = zsum)",
+    "PSEUDO_VERSION": "a cache version",
+    "HYBRID_DEVIATIONS": "the deviations from the paper, in words",
+    "GROW_SEARCH": "the growth study's fixed search (a study parameter copied from results/p3_hybrid.json), not a library default",
+}
+_MEASURED = r"results/|\bmeasured\b|\bchosen\b|\bchoice\b|\bbest\b"
+
+
+def measured_constants(folder) -> dict:
+    "{name: 'file:line'} of module-level UPPER_CASE constants whose assignment (or the comment line above it) names a measurement."
+    import ast, re
+    out = {}
+    for f in sorted(Path(folder).rglob("*.py")):
+        if f.name == "_modidx.py": continue
+        text = f.read_text(encoding="utf-8"); lines = text.splitlines()
+        for node in ast.parse(text).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for t in targets:
+                if not (isinstance(t, ast.Name) and t.id.isupper() and len(t.id) > 1): continue
+                above = lines[node.lineno - 2] if node.lineno > 1 and lines[node.lineno - 2].lstrip().startswith("#") else ""
+                if re.search(_MEASURED, "\n".join([above] + lines[node.lineno - 1:node.end_lineno]), re.I):
+                    out[t.id] = f"{f.name}:{node.lineno}"
+    return out
+
+
+def test_no_measured_choice_hides_in_a_module_constant():
+    "A measured default lives in settings.ini with the results file that chose it, never in a module constant (issue 39)."
+    found = measured_constants(ROOT / "finrag")
+    assert set(found) - set(NOT_A_MEASURED_DEFAULT) == set(), found
+    assert set(NOT_A_MEASURED_DEFAULT) <= set(found), "an allow-list entry no longer exists: remove it"
+
+
+def test_the_measured_constant_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text('K = 3\nBEST_K = 5   # measured on dev (results/x.json)\n# the choice of\nFUSION = "z"\n')
+    assert set(measured_constants(tmp_path)) == {"BEST_K", "FUSION"}

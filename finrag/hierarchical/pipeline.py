@@ -21,9 +21,9 @@ from .rerank import corpus_pseudo_accuracy, pseudo_weights
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'AUTO_POWER', 'STAGE2_CANDIDATE', 'DEFAULT_PRERETRIEVAL', 'JUDGE_SCHEMA', 'JUDGE_PROMPT',
-           'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer', 'RawTextScorer', 'HierarchicalRetriever',
-           'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
+__all__ = ['STAGE_SCORERS', 'AUTO_POWER', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer',
+           'RawTextScorer', 'HierarchicalRetriever', 'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer',
+           'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
 STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "zsum:<bm25 weight>", "zsum:auto", "zsum:auto:<power>", "splade", "zsum3", "rrf3", "agree3", "maxsim", "llm", "ce", "ce:<path>")
@@ -108,12 +108,6 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
         return load_ce_scorer(path)
     raise InputError(f"unknown scorer {name!r}; use one of {', '.join(STAGE_SCORERS)}", field=field)
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #7b7be011
-STAGE2_CANDIDATE = "maxsim"    # best non-LLM stage-2 scorer measured (nbs/24, results/p2_stage2_choice.json); not a default (see `[hierarchical] stage2`)
-
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #48a0b4bf
-DEFAULT_PRERETRIEVAL = PreRetrievalConfig(use_llm=False)   # rule-based steps; LLM steps are opt-in (cost)
-
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #a679d657
 class RawTextScorer:
     "A stage-2 scorer that reads the raw query and documents (`corpus`: the raw doc id → {'title', 'text'}) while the cascade passes the pre-retrieved ones; `HierarchicalRetriever.rank` sets `query` for the duration of one ranking."
@@ -136,7 +130,7 @@ class HierarchicalRetriever:
                  corpus:dict,                   # doc id -> {"title", "text"}
                  stage1=None,                   # a scorer name (`make_scorer`) or a `Scorer`; None = `config.stage1`
                  stage2=None,                   # a scorer name, a `Scorer` or 'none' (stage 1 only); None = `config.stage2`
-                 preretrieval:PreRetrievalConfig|None=DEFAULT_PRERETRIEVAL, # None = no pre-retrieval
+                 preretrieval:PreRetrievalConfig|bool|None=True, # True: the settings' steps (`PreRetrievalConfig.from_settings()`); None/False: none
                  stage1_keep:int|None=None,     # None = `config.stage1_keep`
                  final_k:int|None=None,         # None = `config.final_k`
                  fusion:str|None=None,          # 'none' | 'rrf' | 'interp' (see `Cascade`); None = `config.fusion`
@@ -151,6 +145,8 @@ class HierarchicalRetriever:
         self.stage1_keep = int(h.stage1_keep if stage1_keep is None else stage1_keep)
         self.final_k = int(h.final_k if final_k is None else final_k)
         if self.stage1_keep < 1 or self.final_k < 1: raise InputError("stage1_keep and final_k must be positive", field="keep")
+        if preretrieval is True: preretrieval = PreRetrievalConfig.from_settings(h.preretrieval)
+        preretrieval = preretrieval or None
         self.cfg, self.llm, self.timings, self.raw = preretrieval, llm, Timings(), corpus
         self.pre = None if preretrieval is None else PreRetriever(preretrieval, llm)
         with self.timings("preretrieval.documents"):
@@ -224,19 +220,16 @@ def stage_seconds(self:HierarchicalRetriever) -> dict:
     return {s: v/max(self.n_queries, 1) for s, v in t.items()}
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #5fc0e4c8
-def preretrieval_step(default:bool,   # the method's default when the switch is None
-                      own:bool=False  # the builder applies it itself (its `preretrieval` option); else the dataset is pre-processed
-                     ):
-    "P2's dataset transform `prepare(dataset, switch, options) -> (dataset, options, applied)` for `register_method`."
+def preretrieval_step(default:bool):   # the method's default when the switch is None
+    "P2's `prepare(dataset, switch, options) -> (dataset, options, applied)` for a builder that applies pre-retrieval itself (its `preretrieval` option)."
     def prepare(ds, switch, options):
         on = default if switch is None else switch
-        cfg = None if on is False else DEFAULT_PRERETRIEVAL if on is True else on
-        if own: return ds, {**options, "preretrieval": cfg}, cfg is not None
-        return (ds if cfg is None else preprocess_dataset(ds, cfg)), options, cfg is not None
+        cfg = None if on is False else PreRetrievalConfig.from_settings() if on is True else on
+        return ds, {**options, "preretrieval": cfg}, cfg is not None
     return prepare
 
-register_transform("preretrieval", preprocess_dataset, DEFAULT_PRERETRIEVAL)   # `preretrieval=True` of bm25, dense, hybrid
-register_method("hierarchical", HierarchicalRetriever, batch=1, prepare=preretrieval_step(True, own=True),
+register_transform("preretrieval", preprocess_dataset, None)   # `preretrieval=True` of bm25, dense, hybrid: the settings' steps
+register_method("hierarchical", HierarchicalRetriever, batch=1, prepare=preretrieval_step(True),
                 doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #b94c49d7

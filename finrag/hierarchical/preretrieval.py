@@ -5,6 +5,8 @@
 # %% ../../nbs/23_hierarchical.preretrieval.ipynb #2ae8bc3d
 from __future__ import annotations
 from dataclasses import dataclass, asdict
+from ..config import get_settings
+from ..core import InputError
 from ..data import BeirDataset
 from ..retrieval import doc_text
 from .normalize import PreRetrievalReport, Glossary, get_glossary, TypoCorrector, normalize_text, tables_to_json
@@ -32,6 +34,16 @@ class PreRetrievalConfig:
     typo_min_count: int = 2
     summary_threshold_tokens: int = 8192
     summary_max_tokens: int = 512
+
+    @classmethod
+    def from_settings(cls, steps:tuple|None=None) -> "PreRetrievalConfig":
+        """The rule-based steps named in `steps` (None: `[hierarchical] preretrieval`; `("none",)`: every step off), no LLM
+        step: the configuration `preretrieval=True` runs. `InputError` for a name that is not a step."""
+        steps = tuple(get_settings().hierarchical.preretrieval if steps is None else steps)
+        rule = ("lowercase", "units", "abbreviations", "typos", "keywords", "tables")
+        bad = [x for x in steps if x not in rule + ("none",)]
+        if bad: raise InputError(f"unknown pre-retrieval step(s) {bad}; the rule-based steps are {', '.join(rule)} (or none)", field="preretrieval")
+        return cls(**{x: x in steps for x in rule}, paraphrases=0, hyde=False, summaries=False, use_llm=False)
 
     @classmethod
     def off(cls) -> "PreRetrievalConfig":
@@ -67,12 +79,12 @@ def preprocess_query(query:str, cfg:PreRetrievalConfig, llm=None, glossary:Gloss
 class PreRetriever:
     "Pre-retrieval fitted on a corpus: `fit(corpus)` (typo vocabulary, keyword IDF), then `.query(text)` / `.document(text)`."
     def __init__(self,
-                 cfg:PreRetrievalConfig|None=None,  # None = the defaults
+                 cfg:PreRetrievalConfig|None=None,  # None = the settings' steps (`PreRetrievalConfig.from_settings()`)
                  llm=None,                          # None = `get_llm()` when an LLM step is on
                  glossary:Glossary|None=None,       # None = `get_glossary()` when a step needs it
                  tokenizer=None,                    # token counts for summaries
                  report:PreRetrievalReport|None=None): # counts, LLM counters, seconds
-        self.cfg = cfg = cfg or PreRetrievalConfig()
+        self.cfg = cfg = cfg or PreRetrievalConfig.from_settings()
         self.report = report if report is not None else PreRetrievalReport()
         self.glossary = glossary or (get_glossary() if (cfg.abbreviations or cfg.keywords or cfg.typos) else None)
         needs = cfg.use_llm and (cfg.keywords or cfg.paraphrases > 0 or cfg.hyde or cfg.summaries)
@@ -111,7 +123,7 @@ def _llm_delta(llm, before:dict|None) -> dict:
     return llm.stats.since(before, ("calls", "cache_hits", "failures", "parse_failures"))
 
 def preprocess_dataset(ds:BeirDataset,                      # the dataset to transform (not modified)
-                       cfg:PreRetrievalConfig|None=None,    # None = the defaults
+                       cfg:PreRetrievalConfig|None=None,    # None = the settings' steps (`PreRetrievalConfig.from_settings()`)
                        llm=None,                            # None = `get_llm()` when an LLM step is on
                        glossary:Glossary|None=None,         # None = `get_glossary()`
                        tokenizer=None,                      # token counts for summaries

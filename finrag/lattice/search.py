@@ -16,9 +16,8 @@ from .calibration import CalibModel, sample_calibration_leaves
 from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SCORERS', 'DEFAULT_LLM_SCORER', 'QUERY_TOKEN_BUDGET', 'FUSIONS', 'TreeIndex', 'path_relevance',
-           'leaf_score', 'LatticeSearch', 'LatticeRetriever', 'fuse_runs', 'LatticeFusion', 'lattice_retriever',
-           'lattice_plus_retriever']
+__all__ = ['PATH_FLOOR', 'SCORERS', 'QUERY_TOKEN_BUDGET', 'FUSIONS', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch',
+           'LatticeRetriever', 'fuse_runs', 'LatticeFusion', 'lattice_retriever', 'lattice_plus_retriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -279,10 +278,7 @@ def stats(self:LatticeSearch) -> dict:
             "seconds": {k: round(v, 3) for k, v in self.t.items()}}
 
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
-SCORERS = ("pointwise", "listwise", "embedding", "hybrid", "ce")   # 'llm' = DEFAULT_LLM_SCORER; hybrid = embeddings above [lattice] llm_docs, pointwise below; ce = the trained cross-encoder at the leaves
-
-# %% ../../nbs/36_lattice.search.ipynb #568362df
-DEFAULT_LLM_SCORER = "pointwise"   # measured on SciFact dev queries with the packaged Qwen tiers (nbs/experiments/p3_lattice)
+SCORERS = ("pointwise", "listwise", "embedding", "hybrid", "ce")   # 'llm': an alias of pointwise (older commands); hybrid = embeddings above [lattice] llm_docs, pointwise below; ce = the trained cross-encoder at the leaves
 
 # %% ../../nbs/36_lattice.search.ipynb #07b83c18
 QUERY_TOKEN_BUDGET = {"pointwise": 6000, "hybrid": 1500}   # default prompt tokens per query (pointwise ≈ 60 s on the 0.5B, 1 thread; hybrid: see p3_hybrid); others: no limit
@@ -294,7 +290,7 @@ class LatticeRetriever:
     def __init__(self,
                  tree,                          # a `SemanticTree`, or the path of its JSON file
                  llm=None,                      # LLM client for the LLM scorers; None = `finrag.llm.get_llm()`
-                 scorer=None,                   # None = `[lattice] scorer`; 'pointwise' | 'listwise' (the paper's) | 'llm' (= DEFAULT_LLM_SCORER) | 'embedding' | 'hybrid' (deviations) | a (query, descs, leaf) -> SlateScores callable
+                 scorer=None,                   # None = `[lattice] scorer`; 'pointwise' | 'listwise' (the paper's) | 'llm' (an alias of pointwise) | 'embedding' | 'hybrid' (deviations) | a (query, descs, leaf) -> SlateScores callable
                  *,
                  beam:int|None=None, iterations:int|None=None, alpha:float|None=None,  # None = `config` ([lattice] beam, iterations, path_alpha)
                  num_leaf_calib:int|None=None, pl_tau:float|None=None, max_slate:int|None=None,  # None = `config`
@@ -321,7 +317,7 @@ class LatticeRetriever:
         self.pl_tau, self.lambda_mse = float(v["pl_tau"]), lambda_mse
         self.calibration, self.seed, self.progress = calibration, seed, progress
         scorer = lat.scorer if scorer is None else scorer
-        scorer = DEFAULT_LLM_SCORER if scorer == "llm" else scorer
+        scorer = "pointwise" if scorer == "llm" else scorer
         if scorer == "listwise": self.scorer = LLMScorer(llm, relevance, reasoning, **scorer_kw)
         elif scorer == "pointwise": self.scorer = PointwiseScorer(llm, relevance, **scorer_kw)
         elif scorer == "embedding": self.scorer = EmbeddingScorer(embedder, count_tokens=bool(token_budget), desc=embed_desc)
