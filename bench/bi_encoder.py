@@ -15,6 +15,7 @@ import argparse, json, os, sys, time, warnings, logging
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
+from finrag.protocol import record
 import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from cross_encoder import DATASETS, halves, measure, per_query, rnd   # the same halves, cache and evaluation loop
@@ -40,6 +41,7 @@ def main():
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--out", default="results/train_bi_encoder.json")
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     import transformers
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
     from finrag.config import get_settings
@@ -97,7 +99,7 @@ def main():
     res["ingest_embedding_speed"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps({k: v for k, v in res.items() if k.startswith(("choose", "chosen", "int8", "ingest"))}, indent=1)[:3000])
     print(json.dumps(res["report_ndcg@10"], indent=1)[:3000])
-    Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
+    record(Path(a.out).stem, res, vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     print(f"wrote {a.out}")
 
 

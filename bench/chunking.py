@@ -12,6 +12,7 @@ each timed `--repeat` times, alternating, the median reported with the load aver
 """
 import argparse, json, os, statistics, sys, time
 from pathlib import Path
+from finrag.protocol import record
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from finrag.chunking import Chunker, chunk_news, news_document
 from finrag.data import load_news
@@ -26,6 +27,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     items = load_news(a.news)[0] * a.copies
     ch = Chunker()
     docs = [news_document(i) for i in items]
@@ -63,7 +65,7 @@ def main():
         r["x_floor"] = r["median_s"] / floor
         print(f"{k:<32} {r['median_s']:.3f} s  {r['ms_per_article']:.2f} ms/article  {r['chunks_per_s']:,.0f} chunks/s  {r['x_floor']:.2f}x the tokenizer")
     print(f"{len(items)} articles, {n_chunks} chunks; load average {load0} -> {os.getloadavg()}")
-    if a.out: Path(a.out).write_text(json.dumps(jsonable(res), indent=1) + "\n")
+    if a.out: record(Path(a.out).stem, jsonable(res), vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     return 0
 
 

@@ -21,6 +21,7 @@ import argparse, json, os, random, sys, time, warnings, logging
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
+from finrag.protocol import record
 import numpy as np
 
 KS = (10, 20)
@@ -103,6 +104,7 @@ def main():
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--out", default="results/train_cross_encoder.json")
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     import transformers
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
     from finrag.config import get_settings
@@ -186,7 +188,7 @@ def main():
     print(json.dumps({k: v for k, v in r10.items() if k != "ms_per_query"}, indent=1)[:4000])
     if "speed" in res: print(res["speed"])
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
+    record(Path(a.out).stem, res, vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     print(f"wrote {a.out}")
 
 

@@ -17,6 +17,7 @@ import argparse, json, os, random, time, warnings, logging
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
+from finrag.protocol import record
 import numpy as np
 
 
@@ -37,6 +38,7 @@ def main():
     ap.add_argument("--emb-cache", default=None, help="corpus-vector cache folder (default: the settings' cache_dir/emb)")
     ap.add_argument("--json", default=None, help="also write the numbers to this JSON file")
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     import torch, transformers
     torch.set_num_threads(a.threads)
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
@@ -119,7 +121,7 @@ def main():
             if isinstance(v, dict): print(f"  {k:<36} p50 {v['p50_ms']:>8.1f} ms  p95 {v['p95_ms']:>8.1f} ms  {v['qps']:>7.2f} q/s", flush=True)
     out["loadavg_end"] = os.getloadavg()
     print(f"\nload average at the end {out['loadavg_end'][0]:.2f}")
-    if a.json: Path(a.json).write_text(json.dumps(out, indent=1))
+    if a.json: record(Path(a.json).stem, out, vars(a), folder=Path(a.json).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
 
 
 if __name__ == "__main__":

@@ -151,14 +151,15 @@ def route(args):
     if args.json:   # one entry per (tree, scorer, desc) in a shared results file
         import json
         from pathlib import Path
-        out = Path(args.json); res = json.loads(out.read_text()) if out.exists() else {}
+        from finrag.protocol import read_record, record
+        out = Path(args.json); res = read_record(out)["result"] if out.exists() else {}
         res[f"{Path(args.tree).stem} | {args.scorer} | {args.desc}"] = {
             "tree": Path(args.tree).name, "scorer": args.scorer, "desc": args.desc, "beam": r.beam, "queries": args.queries,
             "gold_abstracts": len(whole), "kept_at_every_depth": float(np.mean(whole)), "llm_calls": calls,
             "depth": {str(k): {"slates": len(v), "items": float(np.mean([n for _, n in v])), "first": float(np.mean([rk == 1 for rk, _ in v])),
                                "within_beam": float(np.mean([rk <= r.beam for rk, _ in v])), "random_within_beam": float(np.mean([min(1.0, r.beam / n) for _, n in v]))}
                       for k, v in sorted(per_depth.items())}}
-        out.write_text(json.dumps(res, indent=1)); print(f"wrote {out}")
+        out = record(out.stem, res, {"last_entry": vars(args)}, folder=out.parent); print(f"wrote {out}")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -167,14 +168,15 @@ def route(args):
 def hybrid(args):
     from pathlib import Path
     from finrag.lattice.studies import HYBRID_DEVIATIONS, hybrid_routing_study
-    out_path = Path(args.json); res = json.loads(out_path.read_text()) if out_path.exists() else {}
+    from finrag.protocol import read_record, record
+    out_path = Path(args.json); res = read_record(out_path)["result"] if out_path.exists() else {}
     for name in args.datasets:
         if name == "scifact": ds, rel = scifact_slice(args.data_root, args.docs, args.slice_queries), "scifact"
         else: ds, rel = load_dev("financebench", args.data_root), "finance"
         R = hybrid_routing_study(ds, relevance=rel, llm_queries=args.llm_queries, llm_docs=args.llm_docs, budget=args.budget,
                                  slate_tokens=args.slate_tokens, progress=True)   # per-query runs cached under <finrag cache>/bench/p3_hybrid/<dataset>/
         res[name] = R; res["deviations"] = HYBRID_DEVIATIONS
-        out_path.parent.mkdir(parents=True, exist_ok=True); out_path.write_text(json.dumps(res, indent=1))
+        record(out_path.stem, res, vars(args), folder=out_path.parent)   # after each dataset: a partial run keeps what it measured
         print(f"  wrote {out_path} [{name}] in {R['seconds_total']:.0f} s", flush=True)
 
 

@@ -33,6 +33,7 @@ import argparse, json, os, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from pathlib import Path
+from finrag.protocol import read_record, record
 import numpy as np
 from finrag.core import sample_news_path
 from finrag.config import get_settings
@@ -280,7 +281,7 @@ def cmd_judge_tier(a):
     from finrag.stats import bootstrap_ci
     name = a.tier
     tier_gguf(name)
-    res = json.loads(JUDGE_RESULTS.read_text()) if JUDGE_RESULTS.exists() else {}
+    res = read_record(JUDGE_RESULTS)["result"] if JUDGE_RESULTS.exists() else {}
     with LocalLLMServer(name, n_threads=a.threads[0], slots=a.judge_slots) as srv:
         c = LLMClient(base_url=srv.base_url, model=name, timeout=1800, max_retries=1, call_deadline=3600)  # disk cache on: resumable
         for ds in a.datasets:
@@ -302,8 +303,7 @@ def cmd_judge_tier(a):
             res[f"{name}/{ds}"] = row
             print(json.dumps(row), flush=True)
         c.close()
-    JUDGE_RESULTS.parent.mkdir(exist_ok=True)
-    JUDGE_RESULTS.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+    record(JUDGE_RESULTS.stem, {k: res[k] for k in sorted(res)}, vars(a), folder=JUDGE_RESULTS.parent)
     print(f"wrote {JUDGE_RESULTS}")
 
 
@@ -339,16 +339,15 @@ def main(argv=None):
         if a.command == "judge-tier": a.queries = min(a.queries, 2)
     global RESULTS, JUDGE_RESULTS
     if a.quick:   # quick numbers never overwrite the kept ones
-        RESULTS, JUDGE_RESULTS = ROOT / "runs" / "llm_bench.quick.json", ROOT / "runs" / "p2_judge_tier.quick.json"
+        RESULTS, JUDGE_RESULTS = ROOT / "runs" / "llm_bench_quick.json", ROOT / "runs" / "p2_judge_tier_quick.json"
     if a.command == "judge-tier": return cmd_judge_tier(a)
-    out = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    out = read_record(RESULTS)["result"] if RESULTS.exists() else {}
     out.update(quick=a.quick, when=time.strftime("%Y-%m-%d %H:%M:%S"), load_at_start=load())
     if a.command in ("speed", "all"): cmd_speed(a, out)
     if a.command in ("slots", "all"): cmd_slots(a, out)
     if a.command in ("judge", "all"): cmd_judge(a, out)
     if a.command == "speculative": cmd_speculative(a, out)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=1, sort_keys=True, default=float) + "\n")
+    record(RESULTS.stem, {k: out[k] for k in sorted(out)}, vars(a), folder=RESULTS.parent)
     print(f"wrote {RESULTS}" + ("  (--quick: not the numbers to keep)" if a.quick else ""))
 
 

@@ -22,6 +22,7 @@ sentence's words is the natural cut of an overlap share); AUC threshold-free. No
 """
 import argparse, json, os, sys, time, hashlib
 from pathlib import Path
+from finrag.protocol import read_record, record
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from finrag.core import data_dir, project_root
@@ -58,7 +59,7 @@ def sentences_from_citation_run(path: Path) -> list[dict]:
     "The earlier run's sentences with their cited chunks' text (results/p1_citations.json)."
     if not path.exists(): return []
     return [dict(source="p1_citations", question_id=s["question_id"], mode=s["mode"], i=s["i"], claim=s["claim"], texts=s["cited_text"])
-            for s in json.loads(path.read_text(encoding="utf-8"))["sentences"] if s["cited"] and s["status"] != "abstains"]
+            for s in read_record(path)["result"]["sentences"] if s["cited"] and s["status"] != "abstains"]
 
 
 def kappa(j, h) -> float:
@@ -92,6 +93,7 @@ def main():
     ap.add_argument("--no-llm", action="store_true", help="leave the LLM judge out")
     ap.add_argument("--out", default=str(project_root() / "results/p1_citation_judges.json"))
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     t0 = time.perf_counter()
     sents = sentences_from_rows(Path(a.rows), Path(a.store)) + sentences_from_citation_run(Path(a.citations))
     lab = {}
@@ -150,7 +152,7 @@ def main():
                sentences=[dict(source=d["source"], question_id=d["question_id"], mode=d["mode"], i=d["i"], hand=d["hand"],
                                **{k: scores[k][n] for k in scores}) for n, d in enumerate(data)],
                seconds=round(time.perf_counter() - t0, 1))
-    Path(a.out).write_text(json.dumps(jsonable(res), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    record(Path(a.out).stem, jsonable(res), vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     print(f"default on: {res['default_on']} -> {a.out}")
     return 0
 

@@ -14,6 +14,7 @@ and the non-id citations. Every sentence with its cited and attributed chunk is 
 """
 import argparse, json, os, sys, time
 from pathlib import Path
+from finrag.protocol import record
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -79,6 +80,7 @@ def main():
     ap.add_argument("--hand-check", default=str(data_dir() / "p1_citation_handcheck.jsonl"),
                     help="JSONL {question_id, mode, i, cited_supports, attributed_supports}: a person's reading of the sentences (if the file exists)")
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     t0 = time.perf_counter()
     qs = load_questions(a.hand, strict=True)[0]
     _, rep = halves(qs)
@@ -111,7 +113,7 @@ def main():
                              copy_rate=x.get("copy_rate"), supported_before=x.get("supported_before"), supported_after=x.get("supported_after"),
                              llm_s=x.get("llm_s")) for x in rows if x.get("answered")],
                hand_check=hand, sentences=sentences, seconds=round(time.perf_counter() - t0, 1))
-    Path(a.out).write_text(json.dumps(jsonable(res), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    record(Path(a.out).stem, jsonable(res), vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     for m, v in res["per_mode"].items():
         print(m, json.dumps(jsonable({k: v[k] for k in ("n_answers", "supported_before", "supported_after", "copy_rate", "sentences")})))
     print(f"{res['seconds']} s -> {a.out}")

@@ -18,6 +18,7 @@ percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the 
 """
 import argparse, json, os, sys, time
 from pathlib import Path
+from finrag.protocol import record
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from finrag.config import get_settings
@@ -129,6 +130,7 @@ def main():
     ap.add_argument("--hand", default=str(data_dir() / "p1_questions_handwritten.jsonl"))
     ap.add_argument("--out", default=str(project_root() / "results/p1_cross_entity.json"))
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     t0 = time.perf_counter()
     G = get_settings().graphrag
     st = NewsStore(a.store)
@@ -178,7 +180,7 @@ def main():
                diff_ci="paired_bootstrap_ci",
                seconds=round(time.perf_counter() - t0, 1))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(res, indent=1, allow_nan=True) + "\n", encoding="utf-8")
+    record(Path(a.out).stem, res, vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     for r in results:
         if r["half"] == "report" and r["stratum"] == "relational" and (r["baseline"] == "vector@graph" or (r["baseline"] == "hybrid@graph" and r["tau"] == G.tau)):
             print(f"{r['set']:8} τ={r['tau']} {r['config']:8} {r['metric']:22} n={r['n']} graph {r['mean_graph']:.3f} vs {r['baseline']} {r['mean_vector']:.3f}"

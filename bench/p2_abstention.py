@@ -26,6 +26,7 @@ import argparse, json, os, sys, time, warnings
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
+from finrag.protocol import record
 import numpy as np
 
 SCORES = ("stage1_top", "cosine_top1", "cosine_max", "term_coverage")
@@ -80,6 +81,7 @@ def main():
     ap.add_argument("--foreign", type=int, default=150, help="other corpora's queries asked against each corpus (seeded sample)")
     ap.add_argument("--out", default="results/p2_abstention.json")
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     from finrag.config import get_settings
     from finrag.datasets import load_dev
     from finrag.protocol import split_queries
@@ -124,7 +126,7 @@ def main():
            "per_dataset_auc_test": {d: {s: round(roc_auc([r[s] for r in sel("test", "answerable", d)], [r[s] for r in sel("test", "unanswerable", d)]), 4) for s in SCORES} for d in a.datasets},
            "seconds": round(secs, 1), "load_average": os.getloadavg(), "rows": rows}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
+    record(Path(a.out).stem, res, vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     print(f"AUC (train/test): {auc}\nchosen {chosen}, threshold {thr}")
     for d, v in report["test"].items(): print(f"test {d}: " + "  ".join(f"{m} {x.get('rate')} {x.get('ci95')} (n={x['n']})" for m, x in v.items()))
     print(f"wrote {a.out} ({secs:.0f} s; load average {os.getloadavg()})")

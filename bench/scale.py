@@ -32,6 +32,7 @@ sweep of nprobe, with the query time, and the flat index's query time for the th
 """
 import argparse, json, os, re, resource, subprocess, sys, time, tempfile
 from pathlib import Path
+from finrag.protocol import read_record, record
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -150,14 +151,14 @@ def scale(args):
                          "chunk_seconds_vs_articles": round(slope(xs, [max(r["stage_seconds"].get("chunk", 0), 1e-3) for r in rep]), 3),
                          "pipeline": "replayed-enrichment"}
     old = ROOT/"results/scale.json"
-    if args.no_throughput and old.exists() and "throughput" in (prev := json.loads(old.read_text())):
+    if args.no_throughput and old.exists() and "throughput" in (prev := read_record(old)["result"]):
         res["throughput"] = {**prev["throughput"], "note": "kept from the previous run of this script (--no-throughput)"}
     if not args.no_throughput:
         print("throughput: local vs Ray 1 and 2 workers ...", flush=True)
         res["throughput"] = throughput(args.throughput_articles); print("  ", res["throughput"], flush=True)
     res["projection"] = projection(res)
     res["machine"]["loadavg_end"] = _load()[0]
-    out = ROOT/"results/scale.json"; out.write_text(json.dumps(res, indent=1) + "\n")
+    out = record("scale", res, vars(args), folder=ROOT/"results")
     print_table(res); print(f"wrote {out}")
 
 
@@ -241,7 +242,7 @@ def ivf(args):
     ok = [r for r in res["ivf"] if r["recall@10"] >= 0.98]
     res["chosen"] = min(ok, key=lambda r: r["ms_per_query_single"]) if ok else None
     res["loadavg_end"] = _load()[0]
-    out = ROOT/"results/scale_ivf.json"; out.write_text(json.dumps(res, indent=1) + "\n"); print("chosen:", res["chosen"]); print(f"wrote {out}")
+    out = record("scale_ivf", res, vars(a), folder=ROOT/"results"); print("chosen:", res["chosen"]); print(f"wrote {out}")
 
 
 if __name__ == "__main__":
@@ -258,7 +259,7 @@ if __name__ == "__main__":
     a = ap.parse_args()
     if a.one: print(json.dumps(one_size(a.one, a.pipeline)))
     elif a.reproject:   # recompute the projection of results/scale.json from its measured rows (no measurement)
-        out = ROOT/"results/scale.json"; res = json.loads(out.read_text()); res["projection"] = projection(res)
-        out.write_text(json.dumps(res, indent=1) + "\n"); print(res["projection"])
+        env = read_record("scale", ROOT/"results"); res = env["result"]; res["projection"] = projection(res)
+        record("scale", res, env["params"], folder=ROOT/"results", seconds=env["seconds"]); print(res["projection"])
     elif a.ivf: ivf(a)
     else: scale(a)

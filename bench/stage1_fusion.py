@@ -28,6 +28,7 @@ import argparse, json, os, sys, time, warnings
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
+from finrag.protocol import record
 import numpy as np
 
 MEMBERS = ("bm25+pre", "dense", "rrf")
@@ -85,6 +86,7 @@ def main():
     ap.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
     ap.add_argument("--out", default="results/p2_stage1_fusion.json")
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     from finrag.config import get_settings
     from finrag.datasets import load_dev
     DEFAULT_STAGE1 = get_settings().hierarchical.stage1
@@ -135,7 +137,7 @@ def main():
               f"  test default-best {d['test']['ndcg@10:default-best']}", flush=True)
     res["criterion"] = {h: {n: res["datasets"][n][h]["meets@10"] for n in a.datasets} for h in ("all", "train", "test")}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(res, indent=1) + "\n")
+    record(Path(a.out).stem, res, vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     print(f"chosen on the train halves: {res['choice']['chosen']}; criterion (default >= best member - 0.005 nDCG@10): {res['criterion']}")
     print(f"wrote {a.out}")
 

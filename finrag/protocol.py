@@ -9,12 +9,15 @@ from .core import InputError
 from .data import BeirDataset
 
 # %% auto #0
-__all__ = ['ENVELOPE_KEYS', 'split_queries', 'split_ids', 'choose_never_below', 'report_vs', 'record']
+__all__ = ['ENVELOPE_KEYS', 'split_queries', 'split_ids', 'split_items', 'choose_never_below', 'report_vs', 'best_mean',
+           'best_worst_case', 'never_below', 'within_share_of', 'record', 'read_record']
 
 # %% ../nbs/08b_protocol.ipynb #6805e77a
 def split_queries(ds:BeirDataset,     # a dataset with qrels
                   test_frac:float=0.5,# share of query groups held out
-                  seed:int=0) -> tuple[BeirDataset, BeirDataset]:
+                  seed:int=0,
+                  cap:int|None=None,  # at most this many queries per half: a sample seeded by `seed` (None: all)
+                 ) -> tuple[BeirDataset, BeirDataset]:
     "(train, test) subsets of the judged queries; queries sharing a relevant document stay together."
     if not 0 < test_frac < 1: raise InputError(f"test_frac must be in (0, 1), got {test_frac}", field="test_frac")
     parent = {}
@@ -31,13 +34,22 @@ def split_queries(ds:BeirDataset,     # a dataset with qrels
     n_test = max(1, round(len(keys)*test_frac)) if len(keys) > 1 else 0
     test = {q for g in keys[:n_test] for q in groups[g]}
     if n_test == 0 or n_test == len(keys): raise InputError("need at least two groups of queries to split", field="qrels")
-    return ds.subset([q for q in judged if q not in test]), ds.subset([q for q in judged if q in test])
+    halves = [q for q in judged if q not in test], [q for q in judged if q in test]
+    pick = lambda qs: qs if cap is None or len(qs) <= cap else sorted(random.Random(seed).sample(sorted(qs), cap))
+    return tuple(ds.subset(pick(qs)) for qs in halves)
 
 # %% ../nbs/08b_protocol.ipynb #561e991c
 def split_ids(ids, seed:int=0) -> tuple[set, set]:
     "(choose, report): the distinct `ids`, sorted, shuffled by `random.Random(seed)`; the first half (rounded down) chooses, the rest reports."
     xs = sorted(set(ids)); random.Random(seed).shuffle(xs)
     return set(xs[:len(xs) // 2]), set(xs[len(xs) // 2:])
+
+def split_items(items,                # questions, sentences, ... (each with an id)
+                key=lambda x: x.id,   # the id of an item
+                seed:int=0) -> tuple[list, list]:
+    "(choose, report): `items` split by their ids as `split_ids` splits them, each side in the order given."
+    ch, _ = split_ids([key(x) for x in items], seed)
+    return [x for x in items if key(x) in ch], [x for x in items if key(x) not in ch]
 
 # %% ../nbs/08b_protocol.ipynb #d3688a50
 def choose_never_below(scores:dict,        # {candidate: {corpus: {qid: value}}} on the choosing half
@@ -75,8 +87,37 @@ def report_vs(scores:dict,                 # {candidate: {corpus: {qid: value}}}
     out["passes"] = all(out[k]["ci_low"] >= -tol for k in scores[baseline]) and out["pooled"]["ci_low"] > 0
     return out
 
+# %% ../nbs/08b_protocol.ipynb #c1a9e3b8
+def best_mean(values:dict,          # {candidate: number} (a mean over queries, or a macro mean over corpora)
+              tiebreak=None) -> str: # tiebreak(candidate) -> a sortable value, larger wins among equal values (None: the first)
+    "The candidate with the largest value; among equal values the largest `tiebreak`, else the first in `values`' order. `InputError` when empty."
+    if not values: raise InputError("no candidates to choose from", field="candidates")
+    return max(values, key=lambda c: (values[c], tiebreak(c)) if tiebreak else values[c])
+
+def best_worst_case(diffs:dict) -> str:   # {candidate: {corpus: value − reference}}
+    "The candidate whose smallest difference over the corpora is largest (the first of equal ones)."
+    return best_mean({c: min(v.values()) for c, v in diffs.items()})
+
+def never_below(diffs:dict,         # {candidate: {corpus: value − baseline}} (or a single number per candidate)
+                tol:float=0.0,      # how far below the baseline a corpus may be
+                strict:bool=False   # True: above −tol (with tol 0: strictly above the baseline)
+               ) -> list:
+    "The candidates never below the baseline − `tol` on any corpus, in the order given."
+    ok = lambda x: x > -tol if strict else x >= -tol
+    return [c for c, v in diffs.items() if all(ok(x) for x in (v.values() if isinstance(v, dict) else [v]))]
+
+def within_share_of(values:dict,    # {candidate: value} (larger is better)
+                    share:float,    # e.g. 0.99: within 1 % of the reference
+                    cost:dict,      # {candidate: cost} (smaller is cheaper)
+                    reference:float|None=None) -> str: # None: the best value
+    "The cheapest candidate whose value is at least `share` × `reference`; equal cost: the larger value."
+    ref = max(values.values()) if reference is None else reference
+    ok = [c for c in values if values[c] >= share * ref]
+    if not ok: raise InputError(f"no candidate within {share:g} of {ref:g}", field="share")
+    return min(ok, key=lambda c: (cost[c], -values[c]))
+
 # %% ../nbs/08b_protocol.ipynb #ac8eccf3
-ENVELOPE_KEYS = ("name", "params", "settings", "commit", "machine", "seconds", "n", "result")
+ENVELOPE_KEYS = ("name", "writer", "params", "settings", "commit", "machine", "seconds", "n", "result")
 
 def _commit() -> str|None:
     import subprocess
@@ -87,29 +128,57 @@ def _commit() -> str|None:
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=project_root(), capture_output=True, text=True, timeout=10).stdout.strip()
     return out.stdout.strip() + ("+changes" if dirty else "")
 
+def _relative(path) -> str:
+    "`path` relative to the project root when inside it, else as given."
+    from pathlib import Path
+    from finrag.core import project_root
+    try: return Path(path).resolve().relative_to(project_root()).as_posix()
+    except ValueError: return str(path)
+
 def record(name:str,                # the file's stem: results/NAME.json
            result:dict,             # what was measured (JSON-able; numpy numbers are converted)
            params:dict|None=None,   # what was asked (the command's arguments)
            n:dict|None=None,        # queries (or items) per set, e.g. {"dev": 103, "test": 97}
            seconds:float|None=None, # wall seconds of the run
            loadavg_start=None,      # `os.getloadavg()` when the run began (None: not recorded)
-           folder="results"):
-    """Write `folder/NAME.json` = {name, params, settings, commit, machine, seconds, n, result} (`ENVELOPE_KEYS`);
-    returns the path (a `Path`). `InputError` for a name that is not a plain file stem."""
-    import json, os, re
+           folder="results",
+           writer:str|None=None):   # the script or notebook that writes the file, relative to the project (None: the calling file's)
+    """Write `folder/NAME.json` = {name, writer, params, settings, commit, machine, seconds, n, result} (`ENVELOPE_KEYS`);
+    returns the path (a `Path`). `InputError` for a name that is not a plain file stem, or when the file exists and another
+    `writer` wrote it (an archived file: no code may)."""
+    import inspect, json, os, re
     from dataclasses import asdict
     from pathlib import Path
     from finrag.config import get_settings, redact
     from finrag.core import atomic_write
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", str(name)) or str(name).startswith("."): raise InputError(f"a results name is a plain file stem, got {name!r}", field="name")
     s = get_settings()
+    if writer is None: writer = _relative(inspect.stack()[1].filename)
     settings = json.loads(redact(json.dumps(asdict(s), default=str), [s.llm_api_key, s.neo4j_password]))
     settings.pop("llm_api_key", None); settings.pop("neo4j_password", None)
-    env = {"name": name, "params": params or {}, "settings": settings, "commit": _commit(),
+    env = {"name": name, "writer": writer, "params": params or {}, "settings": settings, "commit": _commit(),
            "machine": {"cpus": os.cpu_count(), "loadavg_start": list(loadavg_start) if loadavg_start else None, "loadavg_end": list(os.getloadavg())},
            "seconds": None if seconds is None else round(float(seconds), 1), "n": n or {}, "result": result}
     conv = lambda o: o.item() if hasattr(o, "item") else list(o) if isinstance(o, (set, tuple)) else str(o)
     f = Path(folder)/f"{name}.json"
+    if f.exists():                       # one writer per results file: another script may not overwrite it
+        try: old = json.loads(f.read_text(encoding="utf-8")).get("writer")
+        except (ValueError, UnicodeDecodeError, AttributeError): old = None
+        if old is not None and old != writer:
+            raise InputError(f"written by {old}, not {writer}: one writer per results file (record under another name or folder)", path=f)
     f.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(f, (json.dumps(env, indent=1, default=conv) + "\n").encode())
     return f
+
+def read_record(name:str,           # the file's stem (results/NAME.json) or a path to a .json file
+                folder="results") -> dict:
+    "The envelope of a results file (`result` holds the numbers). `InputError` naming the file when it is missing, not JSON, or not an envelope."
+    import json
+    from pathlib import Path
+    f = Path(name) if str(name).endswith(".json") else Path(folder)/f"{name}.json"
+    try: env = json.loads(f.read_text(encoding="utf-8"))
+    except FileNotFoundError: raise InputError("no such results file", path=f) from None
+    except (ValueError, UnicodeDecodeError) as e: raise InputError(f"not a JSON results file ({e})", path=f) from None
+    missing = [k for k in ENVELOPE_KEYS if not isinstance(env, dict) or k not in env]
+    if missing: raise InputError(f"not a results envelope: missing {missing} (write it with finrag.protocol.record)", path=f)
+    return env

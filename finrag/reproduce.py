@@ -117,9 +117,10 @@ _METRIC = re.compile(r"(^|[._@ -])(ndcg|recall|precision|mean|delta|p_value|accu
 _NOT_RESULTS = {"paper", "params", "config", "models", "trees", "sizes", "questions", "failures", "llm_stats", "machine", "seconds"}
 
 def headline_numbers(results:dict, limit:int=10) -> list[tuple[str, float]]:
-    """The headline metrics of an experiment's results JSON: its `headline` mapping when it has one, else the numeric
+    """The headline metrics of an experiment's results JSON (an envelope's `result`): its `headline` mapping when it has one, else the numeric
     float values at most three levels deep whose key names a metric (nDCG, recall, precision, mean, delta, p-value), in
     file order, outside the sections that hold inputs, counters or the paper's numbers (`paper`, `params`, `failures`, ...)."""
+    if all(k in results for k in ENVELOPE_KEYS): results = results["result"]   # a results envelope: its numbers
     if isinstance(results.get("headline"), dict):
         return [(k, v) for k, v in results["headline"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)][:limit]
     out = []

@@ -31,14 +31,14 @@ def _p3_lattice(out):
     fb = r["financebench"]
     assert fb["n_queries"] == 1 and "lattice++ pointwise" in fb["main"], fb
     # issue 29 (finrag.lattice.studies): hybrid routing / LATTICE++ chosen on dev without the LLM (hybrid_llm_queries 0), the grown tree
-    h = out["p3_quick_hybrid.json"]
+    h = r["hybrid"]                                          # the studies, in the notebook's own results file
     assert list(h) == ["scifact", "deviations", "financebench"], list(h)
     assert (h["scifact"]["dataset"], h["scifact"]["n_dev"] + h["scifact"]["n_test"]) == ("beir_sample-slice40", 4), h["scifact"]["dataset"]
     assert h["financebench"]["n_dev"] + h["financebench"]["n_test"] == 16 and not any("hybrid" in R for R in (h["scifact"], h["financebench"]))
     for R in (h["scifact"], h["financebench"]):
         assert R["fusion_chosen"]["candidates"] == 176 and R["dev"]["methods"]["lattice++ (embedding)"]["ndcg@10"] == R["fusion_chosen"]["dev_ndcg@10"], R["fusion_chosen"]
         assert all(v["ci"][0] <= v["ndcg@10"] <= v["ci"][1] and v["n"] == R["n_test"] for v in R["test"]["methods"].values()), R["test"]
-    g = out["p3_quick_grow.json"]
+    g = r["grow"]
     assert (g["n_docs"], g["n_added"], g["batches"], g["stale_share"]["tried"], g["tree"]["grown_problems"]) == (40, 8, 2, [0.0, 0.5], []), g
     assert g["n_queries"] + g["stale_share"]["n_dev_queries"] == 4 and g["tree"]["grown"]["n_leaves"] == 40, g["tree"]
 def _p2_financerag(out):
@@ -127,7 +127,10 @@ def test_experiment_notebook(name, tmp_path):
     figs = sorted(p.name for p in (tmp_path / "figures").glob("*.png"))
     results = list((tmp_path / "results").glob("*.json"))
     assert figs and results, (figs, results)
-    out = {p.name: json.loads(p.read_text()) for p in results}
+    from finrag.protocol import read_record
+    envs = {p.name: read_record(p) for p in results}                 # every results file is an envelope (finrag.protocol.record)
+    assert all(e["writer"] == f"nbs/experiments/{name}.ipynb" and e["params"] for e in envs.values()), {k: e["writer"] for k, e in envs.items()}
+    out = {k: e["result"] for k, e in envs.items()}
     assert all(out.values()), f"empty results files: {[k for k, v in out.items() if not v]}"
     check = CHECKS.get(name)
     if check: check(out)

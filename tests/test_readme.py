@@ -95,7 +95,7 @@ def stated_chunk_counts(text:str) -> list[tuple[int, str]]:
 
 def test_readme_fnspid_chunk_counts_match_the_store():
     "Every FNSPID store size the README states (N chunks, N >= 1,000) is the one the P1 experiments recorded."
-    recorded = {json.loads((ROOT/"results"/f).read_text())["chunks"] for f in ("p1_fnspid_graph.json", "p1_eval.json")}
+    recorded = {json.loads((ROOT/"results"/f).read_text())["result"]["chunks"] for f in ("p1_fnspid_graph.json", "p1_eval.json")}
     assert len(recorded) == 1, f"the two P1 experiments ran on different stores: {recorded}"
     stated = [c for p in PAGES for c in stated_chunk_counts((ROOT/p).read_text(encoding="utf-8"))]
     assert stated, "the README states no FNSPID chunk count"

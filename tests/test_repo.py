@@ -57,3 +57,32 @@ def test_no_tracker_numbers_in_what_users_read():
     hits = [f"{p.relative_to(root)}:{i}: {m.group(0)}" for p in files if p.exists()
             for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1) for m in pat.finditer(line)]
     assert not hits, "\n".join(hits[:20])
+
+
+def _writes_results_by_hand(text: str) -> bool:
+    "A file writes a results file without `finrag.protocol.record` (the one writer of the envelope)."
+    import re
+    return bool(re.search(r"results[^\n,]{0,60}\.write_text\(json\.dumps|json\.dump\([^\n]{0,80}results", text))
+
+
+def test_every_results_file_is_an_envelope_with_one_writer():
+    "results/*.json: the envelope keys (issue 39), its own name, a writer that exists and records through `record` (or an archived file no code writes)."
+    from finrag.protocol import ENVELOPE_KEYS, read_record
+    files = sorted((ROOT / "results").glob("*.json"))
+    assert len(files) >= 20
+    for f in files:
+        env = read_record(f)                                      # InputError unless every envelope key is there
+        assert env["name"] == f.stem and set(ENVELOPE_KEYS) <= set(env), f
+        w = env["writer"]
+        if w.startswith("archived: "): continue
+        assert (ROOT / w).is_file(), (f.name, w)
+        assert "record(" in (ROOT / w).read_text(encoding="utf-8"), (f.name, w)
+    writers = [p for p in [*(ROOT / "bench").glob("*.py"), *(ROOT / "finrag").rglob("*.py"), *(ROOT / "tools").glob("*.py"),
+                           *(ROOT / "nbs").rglob("*.ipynb")] if p.name != "_modidx.py"]
+    assert [p.name for p in writers if _writes_results_by_hand(p.read_text(encoding="utf-8"))] == []
+
+
+def test_the_writer_check_can_fail():
+    assert _writes_results_by_hand('(results_dir/f"{tag}.json").write_text(json.dumps(out))')
+    assert _writes_results_by_hand('json.dump(res, open("results/x.json", "w"))')
+    assert not _writes_results_by_hand('record(tag, out, PARAMS, folder=results_dir)')

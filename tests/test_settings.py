@@ -13,7 +13,9 @@ RESULTS = ROOT / "results"
 
 
 def results(name: str) -> dict:
-    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+    "The numbers (`result`) of results/NAME (an envelope, `finrag.protocol.record`)."
+    from finrag.protocol import read_record
+    return read_record(RESULTS / name)["result"]
 
 
 def test_p2_defaults_are_the_recorded_choices():
@@ -129,7 +131,7 @@ def test_p2_stage2_is_the_recorded_choice():
 def test_p3_lattice_plus_fusion_is_the_recorded_choice():
     "[lattice] fusion, fusion_weights (and fusion_rrf_k for RRF) are the LATTICE++ candidate results/p3_ce.json chose on development halves."
     import re
-    lat, chosen = get_settings().lattice, results("p3_ce.json")["result"]["lattice++"]["chosen"]
+    lat, chosen = get_settings().lattice, results("p3_ce.json")["lattice++"]["chosen"]
     m = re.fullmatch(r"lattice\+\+ (z|rrf k=(\d+)) \(([\d., ]+)\)", chosen)
     assert m, chosen
     assert lat.fusion == ("z" if m.group(1) == "z" else "rrf")
@@ -139,7 +141,7 @@ def test_p3_lattice_plus_fusion_is_the_recorded_choice():
 
 def test_p3_growth_defaults_are_the_recorded_choice():
     "[lattice] grow_route, grow_split, stale_share and spill are the setting results/p3_grow.json chose on the development half."
-    lat, r = get_settings().lattice, results("p3_grow.json")["result"]
+    lat, r = get_settings().lattice, results("p3_grow.json")
     assert (lat.grow_route, lat.grow_split, lat.stale_share, lat.spill) == \
         (r["route"]["chosen"], r["split"]["chosen"], r["stale_share"]["chosen"], r["spill"]["chosen"])
 

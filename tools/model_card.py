@@ -17,7 +17,8 @@ def fmt_ci(d):
 def card(model_dir: Path, results: Path) -> str:
     rec = json.loads((model_dir/"finrag_train.json").read_text())
     onnx = json.loads((model_dir/"finrag_onnx.json").read_text())
-    res = json.loads(results.read_text())
+    from finrag.protocol import read_record
+    res = read_record(results)["result"]   # the measurements (a results envelope)
     r = rec["recipe"]
     kind = rec["kind"]
     lines = [f"# {model_dir.name}: finrag's {kind}", "",

@@ -20,8 +20,7 @@ from .pipeline import HierarchicalRetriever, make_scorer
 # %% auto #0
 __all__ = ['STEPS', 'dev_split', 'flat_run', 'preretrieval_variants', 'preretrieval_ablation', 'preretrieval_defaults',
            'MemoScorer', 'fusion_options', 'fused_variants', 'adaptive_variants', 'stage_scorers', 'variant_runs',
-           'dev_table', 'choose_fusion', 'choose_adaptive', 'choose_llm', 'roc_auc', 'JudgePool', 'metrics_row',
-           'answer_accuracy']
+           'dev_table', 'roc_auc', 'JudgePool', 'metrics_row', 'answer_accuracy']
 
 # %% ../../nbs/27_hierarchical.eval.ipynb #8e324916
 def dev_split(ds:BeirDataset,          # a dataset with qrels
@@ -136,29 +135,6 @@ def dev_table(tab:pd.DataFrame,        # variants × datasets (a 'stage 1' row u
     tab = tab.copy()
     tab["mean"], tab["min diff vs stage 1"] = tab[cols].mean(axis=1), tab[cols].sub(tab.loc["stage 1", cols] if base is None else base[cols], axis=1).min(axis=1)
     return tab
-
-# %% ../../nbs/27_hierarchical.eval.ipynb #165e2fa9
-def choose_fusion(g:pd.DataFrame, fusions) -> tuple:
-    "(chosen fusion, stage-2 default): the best mean among the `fusions` never below stage 1; none qualifies → (the least-bad one, None)."
-    ok = [f for f in fusions if g.loc[f, "min diff vs stage 1"] >= 0]
-    if ok: c = max(ok, key=lambda f: g.loc[f, "mean"]); return c, c
-    return max(fusions, key=lambda f: g.loc[f, "min diff vs stage 1"]), None
-
-# %% ../../nbs/27_hierarchical.eval.ipynb #8dc48458
-def choose_adaptive(ga:pd.DataFrame, names) -> str|None:
-    "The adaptive variant never below stage 1 with the best mean (3 places), then the least stage-2 share; None when none qualifies."
-    ok = [v for v in names if ga.loc[v, "min diff vs stage 1"] >= 0]
-    return max(ok, key=lambda v: (round(ga.loc[v, "mean"], 3), -ga.loc[v, "stage-2 share"])) if ok else None
-
-# %% ../../nbs/27_hierarchical.eval.ipynb #4426df05
-def choose_llm(tabs:dict) -> tuple:
-    "({cut, variant, mean} of the best-mean variant strictly above stage 1 on every dataset, or None; (cut, variant) of the best mean overall) over {cut: `dev_table`}."
-    both = pd.concat(tabs, names=["cut", "variant"]).drop("stage 1", level="variant")
-    wins = both[both["min diff vs stage 1"] > 0]
-    best = both["mean"].idxmax()
-    if not len(wins): return None, best
-    cut, v = wins["mean"].idxmax()
-    return {"cut": cut, "variant": v, "mean": float(wins.loc[(cut, v), "mean"])}, best
 
 # %% ../../nbs/27_hierarchical.eval.ipynb #7e8eb629
 def roc_auc(pos, neg) -> float:
