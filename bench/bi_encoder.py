@@ -18,7 +18,7 @@ from pathlib import Path
 from finrag.protocol import record
 import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
-from cross_encoder import DATASETS, halves, measure, per_query, rnd   # the same halves, cache and evaluation loop
+from cross_encoder import DATASETS, dev_sets, measure, per_query, rnd   # the same halves, cache and evaluation loop
 
 
 def embed_speed(embedders: dict, texts: list) -> dict:
@@ -61,7 +61,7 @@ def main():
            "embedders": {k: getattr(e, "path", None) and str(e.path) for k, e in emb.items()}, "machine": machine(), "datasets": {}}
     choose, report = {}, {}
     for name in a.datasets:
-        ds, (ch, rp) = halves(name, a.data, a.queries)
+        ds, (ch, rp) = dev_sets(name, a.data, a.queries)
         res["datasets"][name] = {"choose_n": len(ch.queries), "report_n": len(rp.queries)}
         for part, store in ((ch, choose), (rp, report)):
             for lab, e in emb.items():

@@ -10,7 +10,7 @@ On the FNSPID AAPL articles (each article `--copies` times): chunks/s and ms per
 - the tokenizer alone: `Tokenizer.encode_batch` of the articles (what tokenising the text costs, the floor),
 each timed `--repeat` times, alternating, the median reported with the load average (the machine may be shared).
 """
-import argparse, json, os, statistics, sys, time
+import argparse, os, statistics, sys, time
 from pathlib import Path
 from finrag.protocol import record
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -17,11 +17,11 @@ The int8 model is compared with its fp32 export on the reporting halves (the cho
 running is the caller's job): ms per pair int8 vs fp32 on 640 real pairs, stage-2 ms/query at N = 20, 50, 100 on 30
 queries. Per-query values are cached under `<cache_dir>/bench/cross_encoder/<model tag>/` (the run resumes).
 """
-import argparse, json, os, random, sys, time, warnings, logging
+import argparse, json, os, sys, time, warnings, logging
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
-from finrag.protocol import record
+from finrag.protocol import best_mean, record
 import numpy as np
 
 KS = (10, 20)
@@ -45,17 +45,14 @@ def measure(ds, label, build, cache: Path) -> dict:
     return out
 
 
-def halves(name, data, cap):
+def dev_sets(name, data, cap):
+    "(the development set, [its choosing half, its reporting half]): `finrag.protocol.split_queries`, at most `cap` queries each."
     from finrag.datasets import load_dev
     from finrag.protocol import split_queries
     ds = load_dev(name, data).judged()
-    out = []
-    for h, part in zip(("choose", "report"), split_queries(ds, 0.5, seed=0)):
-        qs = sorted(part.queries)
-        part = part.subset(sorted(random.Random(0).sample(qs, cap))) if len(qs) > cap else part
-        part.name = f"{name}.{h}"
-        out.append(part)
-    return ds, out
+    out = split_queries(ds, 0.5, seed=0, cap=cap)
+    for h, part in zip(("choose", "report"), out): part.name = f"{name}.{h}"
+    return ds, list(out)
 
 
 def per_query(m, metric="ndcg@10"): return {q: v[metric] for q, v in m["per_query"].items()}
@@ -132,7 +129,7 @@ def main():
         return lambda: HierarchicalRetriever(ds.corpus, stage2=sc, stage2_pool=pool, fusion="interp", weight=w, stage2_raw=True)
     choose, report, corpora = {}, {}, {}
     for name in a.datasets:
-        ds, (ch, rp) = halves(name, a.data, a.queries)
+        ds, (ch, rp) = dev_sets(name, a.data, a.queries)
         corpora[name] = ds
         res["datasets"][name] = {"choose_n": len(ch.queries), "report_n": len(rp.queries)}
         for part, store in ((ch, choose), (rp, report)):
@@ -162,14 +159,14 @@ def main():
                 r = report_vs(sc, c, "stage1", n_resamples=a.resamples)
                 res[f"report_{metric}"][f"{c}-stage1"] = {k: (rnd(v) if isinstance(v, dict) else v) for k, v in r.items()}
     table = res["choose_ndcg@10"]
-    best_ce = max((c for c in table if c != "stage1"), key=lambda c: table[c]["macro"])   # what `--stage2 ce` runs
+    best_ce = best_mean({c: table[c]["macro"] for c in table if c != "stage1"})   # what `--stage2 ce` runs
     res["best_ce_candidate"] = best_ce
     compare = chosen if chosen != "stage1" else best_ce
     if ce32 is not None:
         p, w = CANDIDATES[compare]
         diffs = {}
         for name in a.datasets:
-            ds = corpora[name]; rp = halves(name, a.data, a.queries)[1][1]
+            ds = corpora[name]; rp = dev_sets(name, a.data, a.queries)[1][1]
             g32 = ce32
             if compare in scorers: g32 = load_ce_scorer(a.fp32, min_best=scorers[compare].min_best); g32._memo = ce32._memo
             m32 = measure(rp, f"{compare}.fp32", cand(ds, p, w, g32), cache)
@@ -182,7 +179,7 @@ def main():
         sc10 = {k: {n: per_query(v) for n, v in per.items()} for k, per in report.items()}
         res["report_ndcg@10"][f"{c}-best_single"] = {b: report_vs(sc10, c, b, n_resamples=a.resamples)["pooled"] for b in ("bm25", "dense")}
     if not a.no_speed:
-        res["speed"] = speed(model, a.fp32, halves("financebench", a.data, a.queries)[1][1])
+        res["speed"] = speed(model, a.fp32, dev_sets("financebench", a.data, a.queries)[1][1])
         res["speed"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     r10 = res["report_ndcg@10"]
     print(json.dumps({k: v for k, v in r10.items() if k != "ms_per_query"}, indent=1)[:4000])

@@ -13,7 +13,7 @@ timing (cached on disk), MaxSim's document token vectors are computed before tim
 Numbers are printed, never asserted (targets from the P2 issue: stage 1 over a few hundred documents <= 50 ms/query;
 the whole cascade without LLM <= 1 s/query).
 """
-import argparse, json, os, random, time, warnings, logging
+import argparse, os, random, time, warnings, logging
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path

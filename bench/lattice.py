@@ -34,7 +34,7 @@ seeded subset of `--llm-queries` test queries. Per-query LATTICE runs are cached
 `search` prints per-query latency, calls and tokens; cached calls cost ~nothing, so the latency of
 a rerun is not a benchmark (the cache hits are printed). Numbers are printed, never asserted.
 """
-import argparse, json, os, statistics, sys, time
+import argparse, os, statistics, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
@@ -149,7 +149,6 @@ def route(args):
               f"within beam {np.mean([rk <= r.beam for rk, _ in v]):.2f}, random first {np.mean([1 / n for _, n in v]):.2f}")
     print(f"gold path kept within the beam at every depth: {np.mean(whole):.2f} of {len(whole)} gold abstracts; {calls} LLM calls")
     if args.json:   # one entry per (tree, scorer, desc) in a shared results file
-        import json
         from pathlib import Path
         from finrag.protocol import read_record, record
         out = Path(args.json); res = read_record(out)["result"] if out.exists() else {}

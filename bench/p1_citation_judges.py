@@ -22,7 +22,7 @@ sentence's words is the natural cut of an overlap share); AUC threshold-free. No
 """
 import argparse, json, os, sys, time, hashlib
 from pathlib import Path
-from finrag.protocol import read_record, record
+from finrag.protocol import best_mean, read_record, record
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from finrag.core import data_dir, project_root
@@ -139,7 +139,7 @@ def main():
         for name, p in scores.items():
             pj = np.array(p, float)[m]; j = pj > THRESHOLD
             halves[half][name] = dict(kappa=kappa(j, h[m]), kappa_ci=boot(lambda p_, h_: kappa(p_ > THRESHOLD, h_), pj, h[m]), auc=auc(pj, h[m]))
-    best = max(scores, key=lambda k: (round(halves["choose"][k]["kappa"], 6), -cost[k]))
+    best = best_mean({k: round(halves["choose"][k]["kappa"], 6) for k in scores}, tiebreak=lambda k: -cost[k])   # equal κ: the cheaper judge
     rep = halves["report"][best]
     print(f"chosen on the choosing half ({halves['choose']['n']} sentences): {best}; on the reporting half ({halves['report']['n']}): "
           f"kappa {rep['kappa']:+.3f} {np.round(rep['kappa_ci'], 3)}, AUC {rep['auc']:.3f}")

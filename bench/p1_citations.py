@@ -14,11 +14,10 @@ and the non-id citations. Every sentence with its cited and attributed chunk is 
 """
 import argparse, json, os, sys, time
 from pathlib import Path
-from finrag.protocol import record
+from finrag.protocol import record, split_items
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from p1_cross_entity import halves
 from finrag.core import data_dir, project_root
 from finrag.graphrag.eval import evaluate_graphrag, jsonable
 from finrag.graphrag.ingest import NewsStore
@@ -83,7 +82,7 @@ def main():
     T0, LOAD0 = time.perf_counter(), os.getloadavg()
     t0 = time.perf_counter()
     qs = load_questions(a.hand, strict=True)[0]
-    _, rep = halves(qs)
+    _, rep = split_items(qs)
     chosen = sorted(q.id for q in rep)[:a.n]
     sub = [q for q in rep if q.id in chosen]
     st = NewsStore(a.store)

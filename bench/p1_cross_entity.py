@@ -16,7 +16,7 @@ before issue 27 (no fill, no expansion, no fusion);
 every evaluation goes through `finrag.graphrag.eval.evaluate_graphrag` (the one evaluation loop). Means with
 percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the paired differences.
 """
-import argparse, json, os, sys, time
+import argparse, os, sys, time
 from pathlib import Path
 from finrag.protocol import record
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -27,7 +27,7 @@ from finrag.graphrag.eval import evaluate_graphrag
 from finrag.graphrag.ingest import NewsStore
 from finrag.graphrag.questions import generate_questions, load_questions
 from finrag.graphrag.rag import GraphRAG
-from finrag.protocol import split_ids
+from finrag.protocol import best_mean, split_items
 from finrag import stats as S
 
 METRICS = ("context_entity_recall", "support_recall")
@@ -38,12 +38,6 @@ GRID = [dict(diversity=d, floor=0.9, network_reserve=0, article_expand=a, lexica
         for d, a in ((0.0, 0), (0.0, 1), (0.0, 2), (0.5, 2)) if d or a or w]
 KEYS = ("diversity", "floor", "network_reserve", "article_expand", "lexical")
 TARGET = dict(context_entity_recall=0.05, support_recall=0.10)     # the issue's bar: graph ≥ vector + this, p < 0.05
-
-
-def halves(qs, seed=0):
-    "Seeded split by question id (`finrag.protocol.split_ids`): (choose, report) questions."
-    a, _ = split_ids([q.id for q in qs], seed)
-    return [q for q in qs if q.id in a], [q for q in qs if q.id not in a]
 
 
 def _ci(c: dict) -> tuple: return c["ci_low"], c["ci_high"]
@@ -136,7 +130,7 @@ def main():
     st = NewsStore(a.store)
     sets = {"template": load_questions(a.template)[0] if a.template else list(generate_questions(st, seed=0)),
             "hand": load_questions(a.hand, strict=True)[0]}
-    split = {k: halves(v) for k, v in sets.items()}
+    split = {k: split_items(v) for k, v in sets.items()}
     # 1. choose (diversity, floor) on the choosing halves: the largest mean over both sets of
     #    relational Δentity recall + Δsupport recall (graph − vector@graph), at the default τ
     choice = []
@@ -147,7 +141,8 @@ def main():
             score += [compare(rows, "relational", m)["diff"] for m in METRICS]
         choice.append(dict(**opts, score=float(np.mean(score) * 2), deltas=dict(zip(("template_er", "template_sr", "hand_er", "hand_sr"), score))))
         print(f"choose {opts}: {np.round(score, 3).tolist()}", flush=True)
-    best = max(choice, key=lambda c: (round(c["score"], 9), -c["lexical"], -c["diversity"], -c["network_reserve"], -c["article_expand"]))
+    best = choice[best_mean({i: round(c["score"], 9) for i, c in enumerate(choice)},   # equal scores: the simpler configuration
+                            tiebreak=lambda i: (-choice[i]["lexical"], -choice[i]["diversity"], -choice[i]["network_reserve"], -choice[i]["article_expand"]))]
     chosen = {k: best[k] for k in KEYS}
     print("chosen", chosen, flush=True)
     # 1b. the diagnosis, on the hand-written choosing half only: dense graph (lexical 0) and the chosen graph

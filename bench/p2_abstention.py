@@ -22,11 +22,11 @@ answerable train queries; on the `test` halves the false-abstention rate (answer
 correct-abstention rate (unanswerable queries abstained on) are reported per corpus and pooled, with n and Wilson 95 % CIs
 (`scipy.stats.binomtest(...).proportion_ci`). Cheap: two retrievals per query (about 0.06 s each); a few minutes in all.
 """
-import argparse, json, os, sys, time, warnings
+import argparse, os, sys, time, warnings
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
-from finrag.protocol import record
+from finrag.protocol import best_mean, record
 import numpy as np
 
 SCORES = ("stage1_top", "cosine_top1", "cosine_max", "term_coverage")
@@ -109,7 +109,7 @@ def main():
     auc = {s: {h: round(roc_auc([r[s] for r in sel(h, "answerable")], [r[s] for r in sel(h, "unanswerable")]), 4) for h in ("train", "test")} for s in SCORES}
     auc_d = {s: {d: roc_auc([r[s] for r in sel("train", "answerable", d)], [r[s] for r in sel("train", "unanswerable", d)]) for d in a.datasets} for s in SCORES}
     mean_auc = {s: round(float(np.mean(list(v.values()))), 4) for s, v in auc_d.items()}
-    chosen = max(SCORES, key=lambda s: mean_auc[s])             # each corpus counts once (TAT-QA has 6x the queries)
+    chosen = best_mean({s: mean_auc[s] for s in SCORES})        # each corpus counts once (TAT-QA has 6x the queries)
     pos = np.sort([r[chosen] for r in sel("train", "answerable")])
     thr = float(pos[int(np.floor(a.max_fa*len(pos)))])       # abstain when score < thr: at most max_fa of the train answerable below
     thr = float(np.floor(thr*1000)/1000)                     # a round setting, never above the measured quantile

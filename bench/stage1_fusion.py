@@ -28,7 +28,7 @@ import argparse, json, os, sys, time, warnings
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 from pathlib import Path
-from finrag.protocol import record
+from finrag.protocol import best_mean, best_worst_case, record
 import numpy as np
 
 MEMBERS = ("bm25+pre", "dense", "rrf")
@@ -63,7 +63,7 @@ def half_table(pq: dict, qids: list, new: str, resamples: int) -> dict:
         m = f"ndcg@{k}"
         x = {lab: np.array([pq[lab]["per_query"][q][m] for q in qids]) for lab in pq}
         row[m] = {lab: round(float(v.mean()), 4) for lab, v in x.items()}
-        best = max(MEMBERS, key=lambda lab: x[lab].mean())
+        best = best_mean({lab: x[lab].mean() for lab in MEMBERS})
         ci = paired_bootstrap_ci(x[new], x[best], n_resamples=resamples)
         rt = paired_randomisation_test(x[new], x[best])
         row[f"{m}:best_member"] = best
@@ -111,7 +111,7 @@ def main():
             t = half_table(pqs[name], splits[name][1], cand[c], a.resamples)
             diffs[name] = t["ndcg@10"][cand[c]] - t["ndcg@10"][t["ndcg@10:best_member"]]
         res["choice"][c] = {"train_ndcg@10_minus_best_member": {n: round(v, 4) for n, v in diffs.items()}, "worst": round(min(diffs.values()), 4)}
-    res["choice"]["chosen"] = max(a.candidates, key=lambda c: res["choice"][c]["worst"])
+    res["choice"]["chosen"] = best_worst_case({c: res["choice"][c]["train_ndcg@10_minus_best_member"] for c in a.candidates})
     # every candidate on the test halves and on all queries (reported; the choice above saw only the train halves)
     res["candidates"] = {}
     for c in a.candidates:

@@ -8,6 +8,7 @@ import json, math, os, re, sys, time
 from pathlib import Path
 from .core import FinragError, InputError
 from .config import redact
+from .protocol import ENVELOPE_KEYS
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'MAX_PARAM_CHARS', 'MAX_PARAM_DEPTH', 'check_param', 'experiment_plan', 'headline_numbers',

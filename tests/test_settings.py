@@ -1,7 +1,6 @@
 """The settings records (issue 23) and their ranges (issue 24): settings.ini's defaults are the choices the experiments
 recorded in results/*.json, the CLI and the library build the same LATTICE tree from the same record, and the CLI's
 options go through the ranges of the settings (one line, exit 2)."""
-import json
 from dataclasses import replace
 from pathlib import Path
 import pytest

@@ -16,6 +16,7 @@ from .preretrieval import PreRetrievalConfig, preprocess_dataset
 from ..protocol import split_queries
 from .rerank import Cascade
 from .pipeline import HierarchicalRetriever, make_scorer
+from ..protocol import best_mean
 
 # %% auto #0
 __all__ = ['STEPS', 'dev_split', 'flat_run', 'preretrieval_variants', 'preretrieval_ablation', 'preretrieval_defaults',
@@ -74,7 +75,7 @@ def preretrieval_ablation(dev:dict,        # {dataset name: development half}
 def preretrieval_defaults(piv:pd.DataFrame, variants:dict) -> dict:
     "{method: variant}: the best development mean among 'none', 'all' and 'all but X' (a tie goes to 'all')."
     choices = [v for v in variants if v in ("none", "all") or v.startswith("all but")]
-    return {m: max(choices, key=lambda v: (piv.loc[(m, v), "mean"], v == "all")) for m in ("bm25", "dense")}
+    return {m: best_mean({v: piv.loc[(m, v), "mean"] for v in choices}, tiebreak=lambda v: v == "all") for m in ("bm25", "dense")}
 
 # %% ../../nbs/27_hierarchical.eval.ipynb #311f04f3
 class MemoScorer:

@@ -11,10 +11,11 @@ from ..core import atomic_write
 from ..data import BeirDataset
 from ..retrieval import evaluate
 from ..stats import bootstrap_ci, paired_bootstrap_ci
+from ..protocol import best_mean, within_share_of
 
 # %% auto #0
 __all__ = ['HYBRID_DEVIATIONS', 'HYBRID_BASELINES', 'GROW_BUILD', 'GROW_SEARCH', 'lattice_slice', 'per_query_ndcg',
-           'ndcg_summary', 'paired_diff', 'fusion_grid', 'fusion_label', 'choose_fusion', 'cached_lattice_runs',
+           'ndcg_summary', 'paired_diff', 'fusion_grid', 'fusion_label', 'fusion_scores', 'cached_lattice_runs',
            'hybrid_routing_study', 'lattice_ndcg_per_query', 'grow_tree', 'grow_study']
 
 # %% ../../nbs/37c_lattice.studies.ipynb #3b99517d
@@ -63,15 +64,12 @@ def fusion_label(f:str, k, w) -> str:
     return (f"rrf k={k}" if f == "rrf" else "z") + " w=" + ",".join(f"{x:g}" for x in w)
 
 # %% ../../nbs/37c_lattice.studies.ipynb #bf6de9e1
-def choose_fusion(members:list,   # runs [LATTICE, BM25, dense] (the order of `fusion_grid`'s weights)
+def fusion_scores(members:list,   # runs [LATTICE, BM25, dense] (the order of `fusion_grid`'s weights)
                   qids,           # the development queries the choice sees
-                  qrels:dict) -> tuple:
-    "(best mean nDCG@10 on `qids`, (fusion, rrf_k, weights), [(mean, candidate) for every candidate]) over `fusion_grid` (`fuse_runs`); the first of equal values wins."
+                  qrels:dict) -> dict:
+    "{(fusion, rrf_k, weights): mean nDCG@10 on `qids`} of every `fusion_grid` candidate (`fuse_runs`), in the grid's order: `finrag.protocol.best_mean` of it keeps the first (simpler) of equal values."
     from finrag.lattice.search import fuse_runs
-    scored = [(float(np.mean(list(per_query_ndcg(fuse_runs(members, f, w, k), qids, qrels).values()))), (f, k, w))
-              for f, k, w in fusion_grid()]
-    best_val, best = max(scored, key=lambda x: x[0])   # max keeps the first of equal values (the simpler)
-    return best_val, best, scored
+    return {(f, k, w): float(np.mean(list(per_query_ndcg(fuse_runs(members, f, w, k), qids, qrels).values()))) for f, k, w in fusion_grid()}
 
 # %% ../../nbs/37c_lattice.studies.ipynb #6dcab901
 def cached_lattice_runs(folder,          # the cache folder (created), e.g. <cache_dir>/bench/p3_hybrid/<dataset name>
@@ -126,7 +124,7 @@ def _baseline_runs(ds, allq:dict) -> tuple[dict, dict]:
 def _study_table(pq:dict, secs:dict, calls:dict, qids, names) -> dict:
     "{'methods': {name: ndcg_summary}, 'paired': {'best baseline', '<m> - dense', '<m> - <best baseline>'}} over `qids`."
     t = {m: ndcg_summary(pq[m], qids, secs.get(m), calls.get(m, 0.0)) for m in names}
-    best_base = max(HYBRID_BASELINES, key=lambda m: np.mean([pq[m][q] for q in qids]))
+    best_base = best_mean({m: np.mean([pq[m][q] for q in qids]) for m in HYBRID_BASELINES})
     cmp = {"best baseline": best_base}
     for m in names:
         if m in HYBRID_BASELINES: continue
@@ -192,7 +190,8 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     desc, beam, emb_cfg = emb[best_emb]
     if progress: print("  embedding LATTICE on dev: " + ", ".join(f"{m.split('(')[1][:-1]} {dev_mean(m):.4f}" for m in emb) + f" -> {best_emb}", flush=True)
     L, members = runs[best_emb], [runs[best_emb], runs["bm25"], runs["dense"]]
-    best_val, (bf, bk, bw), scored = choose_fusion(members, qd, ds.qrels)   # LATTICE++: the fusion chosen on the development half
+    scored = fusion_scores(members, qd, ds.qrels)
+    bf, bk, bw = best_mean(scored); best_val = scored[bf, bk, bw]   # LATTICE++: the fusion chosen on the development half
     old_lab, new_lab = "lattice++ (embedding; old rrf k=60)", "lattice++ (embedding)"
     runs[old_lab], runs[new_lab] = fuse_runs(members, "rrf", None, 60), fuse_runs(members, bf, bw, bk)
     for m in (old_lab, new_lab):
@@ -202,7 +201,7 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     diag = {"lattice_docs_per_query": {"mean": round(float(np.mean(n_lat)), 1), "min": int(min(n_lat)), "max": int(max(n_lat))},
             "lattice_dev_ndcg@10": round(dev_mean(best_emb), 4), "bm25_dev": round(dev_mean("bm25"), 4), "dense_dev": round(dev_mean("dense"), 4),
             "old_rrf_k60_dev": round(dev_mean(old_lab), 4),
-            "top_by_dev": [{"fusion": fusion_label(*c), "ndcg@10": round(v, 4)} for v, c in sorted(scored, key=lambda x: -x[0])[:8]]}
+            "top_by_dev": [{"fusion": fusion_label(*c), "ndcg@10": round(v, 4)} for c, v in sorted(scored.items(), key=lambda x: -x[1])[:8]]}
     rng = random.Random(0); lq = sorted(rng.sample(qt, min(llm_queries, len(qt))), key=qt.index)
     hyb = None
     if lq:   # LATTICE hybrid routing on a seeded subset of the test half; LATTICE++ with the fusion above
@@ -324,10 +323,10 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     dev_of = lambda res: float(np.mean([res[q] for q in dev.queries]))
     variants = _grow_variants(base, parts, sl.corpus, vec, emb, routes, splits, stale_shares, spills, dev, scorer, beam, progress, dev_of(res_r))
     always = [k for k in variants if k[2] == min(stale_shares) and not k[3]]          # always refresh, never spill: each route's reference
-    ref_key = max(always, key=lambda k: dev_of(variants[k]["dev_res"]))               # the best of them on dev
-    ref = dev_of(variants[ref_key]["dev_res"])            # the default: the cheapest setting within 1 % of it (dev)
-    chosen = min((k for k, v in variants.items() if dev_of(v["dev_res"]) >= 0.99 * ref),
-                 key=lambda k: (variants[k]["cost"]["nodes_resummarised"], -dev_of(variants[k]["dev_res"])))
+    dev_ndcg = {k: dev_of(v["dev_res"]) for k, v in variants.items()}
+    ref_key = best_mean({k: dev_ndcg[k] for k in always})                                  # the best of them on dev
+    ref = dev_ndcg[ref_key]                                    # the default: the cheapest setting within 1 % of it (dev)
+    chosen = within_share_of(dev_ndcg, 0.99, {k: v["cost"]["nodes_resummarised"] for k, v in variants.items()}, reference=ref)
     v = variants[chosen]
     v["res"], v["rec"], v["secs"] = lattice_ndcg_per_query(v["tree"], test, scorer, beam)   # the report: the other half
     qs = sorted(test.queries)
