@@ -2,9 +2,9 @@
 Neo4j-over-Bolt (a local ArcadeDB server), the graph hop's share of an end-to-end answer, the two embedder backends
 (ONNX Runtime vs torch: seconds and per-chunk cosine) and the start-up of `finrag ask --no-llm`.
 
-    python bench/graphrag.py [--news PATH] [--questions 60] [--no-bolt] [--no-llm] [--no-backends]
+    python bench/graphrag.py [--news PATH] [--questions 60] [--no-bolt] [--no-llm] [--no-backends] [--out results/p1_speed.json]
 
-Numbers are printed, never asserted (targets from the P1 issue: ingest 143 articles <= 60 s; vector p95 <= 10 ms,
+Numbers are printed and recorded (`--out`, `finrag.protocol.record`), never asserted (targets from the P1 issue: ingest 143 articles <= 60 s; vector p95 <= 10 ms,
 graph p95 <= 30 ms on LadybugDB).
 """
 import argparse, os, shutil, statistics, sys, tempfile, time
@@ -12,6 +12,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 from finrag.core import project_root
+from finrag.protocol import record
 from finrag.graphrag.ingest import ingest, NewsStore, rebuild_graph
 from finrag.graphrag.rag import GraphRAG, answer
 from finrag.models import get_sentiment, get_embedder
@@ -39,14 +40,16 @@ def latency(rag, qs, label):
     """p50/p95 of retrieval without the LLM, end to end and per stage. `after encoder` is everything but the query
     embedding (FAISS search, graph hop, rerank, context assembly): the part the graph store and finrag's code own."""
     for q in qs[:3]: rag.retrieve(q, "graph")  # warm-up
-    out = {}
+    out = {"n": len(qs)}
     for mode in ("vector", "graph"):
         lat, rest, stages = [], [], {}
         for q in qs:
             t0 = time.perf_counter(); r = rag.retrieve(q, mode); dt = time.perf_counter() - t0
             lat.append(dt); rest.append(dt - r.timings.get("embed_query", 0))
             for k, v in r.timings.items(): stages.setdefault(k, []).append(v)
-        out[mode] = lat
+        out[mode] = {"p50_ms": round(pct(lat, 50), 2), "p95_ms": round(pct(lat, 95), 2),
+                     "after_encoder_p50_ms": round(pct(rest, 50), 2), "after_encoder_p95_ms": round(pct(rest, 95), 2),
+                     "stages_p50_p95_ms": {k: [round(pct(v, 50), 2), round(pct(v, 95), 2)] for k, v in stages.items()}}
         print(f"{label:<22} {mode:<7} n={len(qs)}  p50 {pct(lat,50):6.2f} ms  p95 {pct(lat,95):6.2f} ms"
               f"   after encoder: p50 {pct(rest,50):5.2f} ms  p95 {pct(rest,95):5.2f} ms")
         print(" " * 31 + "stages p50/p95 ms: " + ", ".join(f"{k} {pct(v,50):.2f}/{pct(v,95):.2f}" for k, v in stages.items()))
@@ -71,6 +74,8 @@ def backends(store_dir, reps=2):
           ", ".join(f"{b} {w:.1f}s wall / {c:.1f}s CPU" for b, (w, c) in best.items()) +
           f"; torch/onnx {best['torch'][0]/best['onnx'][0]:.2f}x wall, {best['torch'][1]/best['onnx'][1]:.2f}x CPU; "
           f"cosine per chunk min {cos.min():.6f}, mean {cos.mean():.6f}")
+    return {"chunks": len(texts), **{b: {"wall_s": round(w, 1), "cpu_s": round(c, 1)} for b, (w, c) in best.items()},
+            "cosine_min": float(cos.min()), "cosine_mean": float(cos.mean())}
 
 
 def startup(store_dir, reps=2):
@@ -79,6 +84,7 @@ def startup(store_dir, reps=2):
     ini = Path(tf.mkdtemp()) / "settings.ini"
     from finrag.config import settings_path
     ini.write_text(settings_path().read_text().replace("embedder_backend = onnx", "embedder_backend = torch"))
+    out = {}
     for b, env in (("onnx", {}), ("torch", {"FINRAG_SETTINGS": str(ini)})):
         ts = []
         for _ in range(reps):
@@ -88,25 +94,33 @@ def startup(store_dir, reps=2):
             ts.append(time.perf_counter() - t0)
             if p.returncode: print(p.stderr[-500:])
         print(f"`finrag ask --no-llm` start-up + retrieval, {b} backend: best {min(ts):.1f}s of {reps} (load avg {os.getloadavg()[0]:.1f})")
+        out[b] = {"best_s": round(min(ts), 1), "reps": reps}
+    return out
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--news", default=str(DEFAULT_NEWS)); ap.add_argument("--questions", type=int, default=60)
     ap.add_argument("--no-bolt", action="store_true"); ap.add_argument("--no-backends", action="store_true"); ap.add_argument("--no-llm", action="store_true")
+    ap.add_argument("--out", default="results/p1_speed.json", help="the results file (empty: print only)")
     a = ap.parse_args()
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="finrag-bench-"))
     t0 = time.perf_counter(); get_ner(); get_sentiment(); get_embedder(); load_s = time.perf_counter() - t0
     print(f"model load {load_s:.2f}s (once per process, not counted below)")
+    res = {"model_load_s": round(load_s, 2)}
     t0 = time.perf_counter(); rep = ingest(a.news, tmp / "lb"); wall = time.perf_counter() - t0
     print(f"\n== ingest (LadybugDB): {rep.summary()}\nwall {wall:.2f}s")
-    t0 = time.perf_counter(); rep2 = ingest(a.news, tmp / "lb"); print(f"re-ingest (idempotent, nothing new): {time.perf_counter()-t0:.2f}s, {rep2.new_chunks} new chunks")
-    if not a.no_backends: backends(tmp / "lb"); startup(tmp / "lb")
+    res["ingest"] = {"articles": rep.articles, "chunks": rep.new_chunks, "tickers": rep.tickers, "edges": rep.edges, "wall_s": round(wall, 1), "stage_seconds": {k: round(v, 1) for k, v in rep.seconds.items()}}
+    t0 = time.perf_counter(); rep2 = ingest(a.news, tmp / "lb"); w2 = time.perf_counter() - t0
+    print(f"re-ingest (idempotent, nothing new): {w2:.2f}s, {rep2.new_chunks} new chunks")
+    res["reingest"] = {"wall_s": round(w2, 1), "new_chunks": rep2.new_chunks}
+    if not a.no_backends: res["embedder_backends"] = backends(tmp / "lb"); res["ask_startup"] = startup(tmp / "lb")
 
     store = NewsStore(tmp / "lb"); rag = GraphRAG(store)
     qs = questions_for(store, a.questions)
     print(f"\n== retrieval latency without LLM ({len(qs)} template questions)")
-    latency(rag, qs, "LadybugDB (embedded)")
+    res["latency_ladybugdb"] = latency(rag, qs, "LadybugDB (embedded)")
 
     if not a.no_llm:
         from finrag.llm import LLMClient
@@ -117,6 +131,7 @@ if __name__ == "__main__":
             shares.append((r.timings.get("graph_hop", 0) + r.timings.get("rerank", 0)) / sum(r.timings.values()))
         print(f"graph hop + rerank share of an end-to-end graph answer (local SmolLM2, uncached, 5 questions): "
               f"median {100*statistics.median(shares):.2f} %, LLM p50 {pct(llm_s, 50):.0f} ms")
+        res["graph_share_of_answer"] = {"median_pct": round(100*statistics.median(shares), 2), "llm_p50_ms": round(pct(llm_s, 50)), "questions": 5}
     store.close()
 
     if not a.no_bolt:
@@ -126,12 +141,14 @@ if __name__ == "__main__":
             os.environ.update(FINRAG_NEO4J_URI=h.uri, FINRAG_NEO4J_USER=h.user, FINRAG_NEO4J_PASSWORD=h.password)
             (tmp / "bolt").mkdir()
             for f in ("chunks.jsonl", "embeddings.npy", "meta.json"): shutil.copy(tmp / "lb" / f, tmp / "bolt" / f)
-            t0 = time.perf_counter(); c = rebuild_graph(tmp / "bolt")
-            print(f"\n== graph written to Neo4j/Bolt (ArcadeDB) from the same chunks: {c} in {time.perf_counter()-t0:.2f}s")
+            t0 = time.perf_counter(); c = rebuild_graph(tmp / "bolt"); wb = time.perf_counter() - t0
+            print(f"\n== graph written to Neo4j/Bolt (ArcadeDB) from the same chunks: {c} in {wb:.2f}s")
+            res["bolt_write_s"] = round(wb, 2)
             store = NewsStore(tmp / "bolt"); rag = GraphRAG(store)
-            latency(rag, qs, "Neo4j/Bolt (ArcadeDB)")
+            res["latency_bolt"] = latency(rag, qs, "Neo4j/Bolt (ArcadeDB)")
             store.close()
         finally:
             for k in ("FINRAG_NEO4J_URI", "FINRAG_NEO4J_USER", "FINRAG_NEO4J_PASSWORD"): os.environ.pop(k, None)
             h.stop()
     shutil.rmtree(tmp, ignore_errors=True)
+    if a.out: print("wrote", record(Path(a.out).stem, res, vars(a), folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0))

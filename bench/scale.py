@@ -27,7 +27,7 @@ run's throughput section.
 The IVF part builds >= 1 M synthetic vectors of the embedder's dimension with realistic structure: real MiniLM
 embeddings of sentences of the sample and FNSPID texts (the *base*), and each synthetic vector a mixture of a base
 vector and one of its 20 nearest base neighbours (weight ~ U(0, 1)) plus Gaussian noise of norm ~0.35, renormalised.
-It measures recall@10 of `finrag.graphrag.ingest.build_index` (IVF, nlist = f x sqrt(n)) against exact search for a
+It measures recall@10 of `finrag.graphrag.store.build_index` (IVF, nlist = f x sqrt(n)) against exact search for a
 sweep of nprobe, with the query time, and the flat index's query time for the threshold.
 """
 import argparse, json, os, re, resource, subprocess, sys, time, tempfile
@@ -201,7 +201,7 @@ def print_table(res):
 def ivf(args):
     import faiss
     from finrag.models import get_embedder
-    from finrag.graphrag.ingest import build_index
+    from finrag.graphrag.store import build_index
     rng = np.random.default_rng(0)
     pool = sentence_pool()
     t = time.perf_counter(); B = get_embedder().encode(pool, batch_size=64); t_embed = time.perf_counter() - t

@@ -4,20 +4,20 @@
 
 # %% ../nbs/04_llm.ipynb #179f53c3
 from __future__ import annotations
-import email.utils, json, os, re, shutil, socket, sqlite3, threading, time, warnings
+import json, re, sqlite3, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, asdict, replace
 from fastcore.basics import patch
-from pathlib import Path
-import diskcache, httpcore2, httpx2, openai, tenacity
-from .core import FinragError, InputError, LLMError, stable_id
+import httpx2, openai, tenacity
+from .core import FinragError, InputError, LLMError
 from .config import get_settings, redact
 from . import llm_server as _server
 from .llm_server import LLMTier, TIERS, _RUNNING, local_server
+from .llm_transport import _Deadline, _TooLarge, _BadBody, _StreamBroken, _retryable, _retry_after, _llm_error, _check_url, _check_messages, _JSON_MODES, _json_request, _BadLogprobs, _token_logprobs, _cache_key, open_cache, _Watchdog, _watch, _read_stream
 
 # %% auto #0
-__all__ = ['USAGE_KEYS', 'STREAM_CHARS_PER_TOKEN', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage',
-           'open_cache', 'LLMClient', 'chat_many', 'get_llm', 'default_llm']
+__all__ = ['USAGE_KEYS', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'LLMClient', 'chat_many',
+           'get_llm', 'default_llm']
 
 # %% ../nbs/04_llm.ipynb #737a16f3
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
@@ -104,205 +104,6 @@ def add_usage(acc, r):
     "Add `response_usage(r)` to the same-named counter attributes of `acc`; returns `r`."
     for k, v in response_usage(r).items(): setattr(acc, k, getattr(acc, k) + v)
     return r
-
-# %% ../nbs/04_llm.ipynb #e38db8da
-class _Deadline(Exception):
-    "An attempt ran past its total deadline (`timeout` seconds), whatever the server was still sending."
-
-class _TooLarge(Exception):
-    "The response body passed `max_response_bytes` (or a streamed answer far more text than its `max_tokens` allows): refused, not retried, never cached."
-    def __init__(self, limit:int, seen:int, max_tokens:int|None=None): self.limit, self.seen, self.max_tokens = limit, seen, max_tokens
-
-STREAM_CHARS_PER_TOKEN = 32   # a streamed answer longer than this many characters per requested token is refused as it arrives
-
-class _BadBody(Exception):
-    "HTTP 200 whose body is not an OpenAI chat completion (malformed JSON, an HTML page, a broken stream)."
-    def __init__(self, ctype:str|None, head:bytes): self.ctype, self.head = ctype or "no content type", head
-
-class _StreamBroken(Exception):
-    "The stream failed after tokens had reached the caller: not retried (the caller would see them twice)."
-    def __init__(self, cause): self.cause = cause
-
-def _retryable(e:BaseException) -> bool:
-    "Worth another attempt: deadline, timeouts, connection errors, a malformed 200 body, 408/409/429 and 5xx."
-    if isinstance(e, (_Deadline, _BadBody, httpx2.TransportError, openai.APIConnectionError)): return True
-    return isinstance(e, openai.APIStatusError) and (e.status_code in (408, 409, 429) or e.status_code >= 500)
-
-def _retry_after(e:BaseException) -> float|None:
-    "Seconds a 429/503 answer asked the client to wait (`Retry-After`: seconds or an HTTP date, RFC 9110 §10.2.3); None when absent or unreadable."
-    resp = getattr(e, "response", None)
-    v = resp.headers.get("retry-after") if resp is not None and getattr(e, "status_code", None) in (429, 503) else None
-    if not v: return None
-    try: return max(0.0, float(v))
-    except ValueError: pass
-    try: return max(0.0, email.utils.parsedate_to_datetime(v).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError): return None
-
-def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), deadline:float|None=None, left:float|None=None) -> LLMError:
-    "An `LLMError` that says what failed, where (credentials redacted), after how many attempts, and what to check."
-    n = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-    if isinstance(e, _StreamBroken): e = e.cause
-    if isinstance(e, _TooLarge) and e.max_tokens:
-        msg = (f"LLM server at {url} streamed more than {e.limit:,} characters for an answer of at most {e.max_tokens} tokens "
-               "(refused as it arrived, not cached): the server does not honour max_tokens")
-    elif isinstance(e, _TooLarge):
-        msg = (f"LLM server at {url} sent a response of more than {e.limit:,} bytes (refused, not cached); "
-               "raise [models] llm_max_response_bytes if answers this long are expected")
-    elif isinstance(e, (_Deadline, openai.APITimeoutError, httpx2.TimeoutException)):
-        msg = (f"LLM server at {url} did not answer within {timeout:g}s after {n} ({timeout:g}s is the total per attempt); "
-               "check FINRAG_LLM_BASE_URL, or raise [models] llm_timeout for a slow model")
-    elif isinstance(e, _BadBody):
-        msg = (f"LLM server at {url} answered HTTP 200 with a body that is not a chat completion ({e.ctype}) after {n}; "
-               f"first bytes: {e.head[:200].decode('utf-8', 'replace')!r}; check that FINRAG_LLM_BASE_URL is an OpenAI-compatible '.../v1' URL")
-    elif isinstance(e, (openai.APIConnectionError, httpx2.TransportError)):
-        cause = e.__cause__ or e
-        msg = f"cannot reach the LLM server at {url} after {n} ({cause}); check FINRAG_LLM_BASE_URL and that the server is running"
-    elif isinstance(e, openai.APIStatusError):
-        hint = {401: "; check FINRAG_LLM_API_KEY", 403: "; check FINRAG_LLM_API_KEY",
-                404: "; check FINRAG_LLM_MODEL and that FINRAG_LLM_BASE_URL ends in /v1"}.get(e.status_code, "")
-        ra = _retry_after(e)
-        if ra is not None and (left is None or ra > left):
-            hint += f"; it asked to retry after {ra:g}s, past the call's deadline of {deadline:g}s ([models] llm_call_deadline)"
-        elif ra is not None: hint += f"; it still asked to retry (after {ra:g}s) when the {n} allowed were spent ([models] llm_max_retries)"
-        msg = f"LLM server at {url} answered HTTP {e.status_code} after {n}: {str(e.message)[:300]}{hint}"
-    else: msg = f"LLM call to {url} failed after {n}: {e}"
-    err = LLMError(redact(msg, secrets))
-    err.status_code = getattr(e, "status_code", None)
-    return err
-
-def _check_url(url:str) -> str:
-    "`url` when it is an http(s) URL with a host, else `InputError` (field FINRAG_LLM_BASE_URL) naming it (credentials redacted)."
-    try: u = httpx2.URL(url); ok = u.scheme in ("http", "https") and bool(u.host); why = "it needs http:// or https:// and a host"
-    except (httpx2.InvalidURL, ValueError, TypeError) as e: ok, why = False, str(e)
-    if not ok: raise InputError(f"the LLM base URL {redact(url)!r} is not a valid URL ({why}); "
-                                "set FINRAG_LLM_BASE_URL to an OpenAI-compatible '.../v1' URL", field="FINRAG_LLM_BASE_URL")
-    return url
-
-def _check_messages(messages):
-    if not isinstance(messages, (list, tuple)) or not messages:
-        raise InputError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts", field="messages")
-    for i, m in enumerate(messages):
-        if not isinstance(m, dict) or "role" not in m or "content" not in m:
-            raise InputError(f"a message must be a dict with 'role' and 'content', got {m!r:.80}", field=f"messages[{i}]")
-
-
-# %% ../nbs/04_llm.ipynb #016e8377
-_JSON_MODES = ("json_schema", "json_object", "prompt")
-
-def _json_request(messages:list, schema:dict, mode:str) -> tuple[list, dict|None]:
-    "(messages, response_format) asking for JSON matching `schema` in one of `_JSON_MODES`."
-    if mode == "json_schema": return list(messages), {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
-    note = "Answer with one JSON value and nothing else. It must match this JSON Schema:\n" + json.dumps(schema)
-    msgs = [dict(m) for m in messages]
-    if msgs[0].get("role") == "system": msgs[0]["content"] = f"{msgs[0]['content']}\n\n{note}"
-    else: msgs.insert(0, {"role": "system", "content": note})
-    return msgs, ({"type": "json_object"} if mode == "json_object" else None)
-
-class _BadLogprobs(ValueError):
-    "The server's log-probabilities are not of OpenAI's shape."
-
-def _num(x) -> float:
-    "A finite or -inf log-probability as float; `_BadLogprobs` for anything else (None, a string, NaN, a bool)."
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x or x == float("inf"): raise _BadLogprobs(repr(x)[:40])
-    return float(x)
-
-def _token_logprobs(choice:dict) -> list|None:
-    """[[token, logprob, [[alternative, logprob], ...]], ...] of a choice (a JSON dict), None when the server sent no
-    logprobs; `_BadLogprobs` when they are not OpenAI's shape (`choices[0].logprobs.content[i]` = {token: str, logprob:
-    number, top_logprobs: [{token, logprob}, ...]}), so that the caller counts a fallback instead of crashing."""
-    lp = (choice or {}).get("logprobs") if isinstance(choice, dict) else None
-    if lp is None: return None
-    if not isinstance(lp, dict): raise _BadLogprobs("logprobs is not an object")
-    content = lp.get("content")
-    if content is None or content == []: return None
-    if not isinstance(content, list): raise _BadLogprobs("logprobs.content is not a list")
-    out = []
-    for t in content:
-        if not isinstance(t, dict) or not isinstance(t.get("token"), str): raise _BadLogprobs("a token entry is not {token, logprob, ...}")
-        alts = t.get("top_logprobs")
-        if alts is None: alts = []
-        if not isinstance(alts, list) or not all(isinstance(a, dict) and isinstance(a.get("token"), str) for a in alts):
-            raise _BadLogprobs("top_logprobs is not a list of {token, logprob}")
-        out.append([t["token"], _num(t.get("logprob")), [[a["token"], _num(a.get("logprob"))] for a in alts]])
-    return out
-
-def _cache_key(identity:str, req:dict) -> str:
-    "Hash of the endpoint identity and the request as sent (model, messages, every sampling field); `stream` does not count."
-    body = {k: v for k, v in req.items() if k not in ("stream", "stream_options", "timeout")}
-    return stable_id("chat.completions", identity, json.dumps(body, sort_keys=True, ensure_ascii=False, default=str), n=40)
-
-
-# %% ../nbs/04_llm.ipynb #b9748626
-def open_cache(path) -> diskcache.Cache:
-    "A `diskcache.Cache` at `path`; a corrupt one (e.g. a truncated SQLite file) is moved aside with a warning naming both paths, and a fresh one is made."
-    path = Path(path)
-    try:
-        c = diskcache.Cache(str(path)); c.get("\x00probe"); return c
-    except sqlite3.DatabaseError as e:
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
-        shutil.move(str(path), str(aside))
-        warnings.warn(f"the LLM cache {path} is corrupt ({e}); moved it to {aside} and started an empty cache", stacklevel=2)
-        return diskcache.Cache(str(path))
-
-
-# %% ../nbs/04_llm.ipynb #a7d1e002
-_ATTEMPT = threading.local()   # .watch: the `_Watchdog` of the attempt running in this thread
-
-def _shut(sock):
-    try: sock.shutdown(socket.SHUT_RDWR)
-    except (OSError, AttributeError): pass
-
-class _Watchdog:
-    "One attempt's deadline: `seconds` after it is entered, every socket the attempt used is shut down (blocked reads return)."
-    def __init__(self, seconds:float):
-        self.expired, self._socks, self._lk = False, [], threading.Lock()
-        self._timer = threading.Timer(max(0.0, seconds), self.fire); self._timer.daemon = True
-
-    def use(self, sock):
-        "Register `sock` as used by this attempt (shut at once when the deadline already passed)."
-        if sock is None: return
-        with self._lk:
-            if not any(s is sock for s in self._socks): self._socks.append(sock)
-            if self.expired: _shut(sock)
-
-    def fire(self):
-        with self._lk:
-            self.expired = True
-            for s in self._socks: _shut(s)
-
-    def __enter__(self):
-        self._prev = getattr(_ATTEMPT, "watch", None); _ATTEMPT.watch = self; self._timer.start(); return self
-    def __exit__(self, *exc): self._timer.cancel(); _ATTEMPT.watch = self._prev
-
-class _WatchedStream(httpcore2.NetworkStream):
-    "An httpcore network stream that reports its socket to this thread's `_Watchdog` before each read and write."
-    def __init__(self, stream): self._s = stream
-    def _touch(self):
-        w = getattr(_ATTEMPT, "watch", None)
-        if w is not None: w.use(self._s.get_extra_info("socket"))
-    def read(self, max_bytes, timeout=None): self._touch(); return self._s.read(max_bytes, timeout)
-    def write(self, buffer, timeout=None): self._touch(); return self._s.write(buffer, timeout)
-    def close(self): return self._s.close()
-    def start_tls(self, *a, **kw): return _WatchedStream(self._s.start_tls(*a, **kw))
-    def get_extra_info(self, info): return self._s.get_extra_info(info)
-
-class _WatchedBackend(httpcore2.NetworkBackend):
-    "httpcore's network backend whose streams are `_WatchedStream`s."
-    def __init__(self, backend): self._b = backend
-    def _wrap(self, s): s = _WatchedStream(s); s._touch(); return s
-    def connect_tcp(self, *a, **kw): return self._wrap(self._b.connect_tcp(*a, **kw))
-    def connect_unix_socket(self, *a, **kw): return self._wrap(self._b.connect_unix_socket(*a, **kw))
-    def sleep(self, seconds): return self._b.sleep(seconds)
-
-def _watch(http_client) -> bool:
-    "Route the sockets of an `httpx2.Client`'s connection pools through `_WatchedBackend`; False when it has no pool to hook (a custom transport)."
-    ok = False
-    for tr in [getattr(http_client, "_transport", None), *getattr(http_client, "_mounts", {}).values()]:
-        pool = getattr(tr, "_pool", None)
-        if pool is not None and hasattr(pool, "_network_backend"):
-            if not isinstance(pool._network_backend, _WatchedBackend): pool._network_backend = _WatchedBackend(pool._network_backend)
-            ok = True
-    return ok
 
 # %% ../nbs/04_llm.ipynb #3b5c2285
 class LLMClient:
@@ -468,49 +269,6 @@ class LLMClient:
         if self._sdk is not None: self._sdk.close()
 
     def __repr__(self): return f"LLMClient({self.model!r} at {redact(self._url, [self.api_key]) if self._url else 'local (not started)'})"
-
-
-# %% ../nbs/04_llm.ipynb #c997ab0a
-def _sse_lines(resp, end:float, cap:int):
-    "The lines of a byte stream, at most `cap` bytes in all (`_TooLarge`), `_Deadline` past `end` (the watchdog also cuts a silent one)."
-    buf, total = b"", 0
-    for chunk in resp.iter_bytes():
-        total += len(chunk)
-        if total > cap: raise _TooLarge(cap, total)
-        if time.monotonic() > end: raise _Deadline()
-        buf += chunk
-        if b"\n" in chunk:
-            *lines, buf = buf.split(b"\n")
-            for l in lines: yield l.rstrip(b"\r").decode("utf-8", "replace")
-    if buf: yield buf.rstrip(b"\r").decode("utf-8", "replace")
-
-def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000, max_tokens:int|None=None) -> dict:
-    """Read OpenAI server-sent events until `[DONE]` (or `end`, or `cap` bytes, or more than `STREAM_CHARS_PER_TOKEN` ×
-    `max_tokens` characters of text), passing each content piece to `on_token`; a completion-shaped dict."""
-    pieces, usage, model, timings, first, ctype = [], None, None, None, None, resp.headers.get("content-type")
-    max_chars, n_chars = (STREAM_CHARS_PER_TOKEN * max_tokens if max_tokens else None), 0
-    try:
-        for line in _sse_lines(resp, end, cap):
-            if not line.startswith("data:"): continue
-            data = line[5:].strip()
-            if data == "[DONE]": break
-            try: ev = json.loads(data)
-            except ValueError: raise _BadBody(ctype, data.encode()[:200]) from None
-            model, usage, timings = ev.get("model") or model, ev.get("usage") or usage, ev.get("timings") or timings
-            for ch in ev.get("choices") or []:
-                piece = (ch.get("delta") or {}).get("content")
-                if piece:
-                    if first is None: first = time.monotonic() - t0
-                    n_chars += len(piece)
-                    if max_chars is not None and n_chars > max_chars: raise _TooLarge(max_chars, n_chars, max_tokens)
-                    pieces.append(piece)
-                    if on_token is not None: on_token(piece)
-    except (_Deadline, _BadBody, _TooLarge, httpx2.HTTPError, openai.APIConnectionError) as e:
-        if pieces: raise _StreamBroken(e) from None
-        raise
-    usage = usage or {"prompt_tokens": 0, "completion_tokens": len(pieces)}   # llama.cpp streams one token per event
-    return {"model": model, "choices": [{"message": {"content": "".join(pieces)}}] if pieces else [],
-            "usage": usage, "timings": timings, "_first_token_s": first}
 
 
 # %% ../nbs/04_llm.ipynb #ba1ec63e

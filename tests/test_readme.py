@@ -1,9 +1,11 @@
 """The README's results tables quote results/*.json: every measured number in them must be in the JSON it names.
 
 A results table is a Markdown table in the README whose section (the text since the last heading, the table's own
-paragraph included) names one or more `results/<name>.json` files. Each cell number written with three or more
-decimals (0.905, 0.4883 — metrics, p-values; latencies and percentages are not checked) must be, rounded to the
-decimals shown, some number in those files — outside lists of more than 100 items (per-question rows), which would
+paragraph included) names one or more `results/<name>.json` files. Each cell number written with a decimal point
+(0.905, 0.4883, 8.6 — metrics, p-values, seconds) must be, rounded to the decimals shown, some number in those files
+(each file's envelope, `finrag.protocol.record`, numbers and all). The same holds in prose: in a paragraph or list item
+that names results files, every number with a decimal point outside `code` (model sizes like 1.5B and versions aside)
+is in the files it names — outside lists of more than 100 items (per-question rows), which would
 match almost any number. Bold, brackets, signs and thousands separators are ignored. The check is by value, not by
 key: a wrong 3-decimal number still matches some other value of results/p1_eval.json about one time in five (P2, P3:
 one in 15–35; measured with random numbers), so it catches stale tables, not every typo. A table that names no results file is not checked, so
@@ -15,7 +17,7 @@ import pytest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NUM = re.compile(r"(?<![\w.])-?\d+\.(\d{3,})(?![\d])")
+NUM = re.compile(r"(?<![\w.=:-])(?<!Python )-?\d+\.(\d+)(?![\d]|\.\d|B\b)")   # not a version (Python 3.11, ==0.1.1, Apache-2.0), a model size (1.5B) or a name (zsum:1.5)
 
 
 def numbers(obj, max_list:int=100) -> list[float]:
@@ -45,17 +47,37 @@ def quoted(table:list[str]) -> list[tuple[str, int]]:
     return [(m.group(0), len(m.group(1))) for c in cells for m in NUM.finditer(c.replace("**", "").replace(",", ""))]
 
 
+def prose_blocks(text:str) -> list[str]:
+    "The paragraphs and list items of `text` (tables, headings and fenced code left out), each as one string."
+    out, cur, fence = [], [], False
+    for line in text.splitlines() + [""]:
+        if line.startswith("```"): fence = not fence; continue
+        new = not line.strip() or line.startswith(("#", "|")) or re.match(r"^\s*([-*]|\d+\.) ", line)
+        if fence or new:
+            if cur: out.append("\n".join(cur))
+            cur = [line] if (not fence and line.strip() and not line.startswith(("#", "|"))) else []
+        else: cur.append(line)
+    return out
+
+
+def _missing(s:str, d:int, values:list) -> bool:
+    return not any(abs(abs(v) - abs(float(s))) <= 0.5 * 10**-d + 1e-9 for v in values)
+
+
 def mismatches(readme:Path, root:Path) -> list[str]:
-    bad = []
-    for files, table in results_tables(readme.read_text(encoding="utf-8")):
+    bad, text = [], readme.read_text(encoding="utf-8")
+    for block in prose_blocks(text):
+        files = sorted(set(re.findall(r"results/[\w.-]+\.json", block)))
+        if not files or any(not (root/f).is_file() for f in files): continue
+        values = [x for f in files for x in numbers(json.loads((root/f).read_text(encoding="utf-8")))]
+        plain = re.sub(r"`[^`]*`", "", block).replace("**", "").replace(",", "")
+        bad += [f"{m.group(0)} (in {block[:50]!r}) is in none of {files}" for m in NUM.finditer(plain) if _missing(m.group(0), len(m.group(1)), values)]
+    for files, table in results_tables(text):
         if not files: continue
         missing = [f for f in files if not (root/f).is_file()]
         if missing: bad.append(f"{missing} named by the table starting {table[0][:60]!r} does not exist"); continue
         values = [x for f in files for x in numbers(json.loads((root/f).read_text(encoding="utf-8")))]
-        for s, d in quoted(table):
-            x = float(s)
-            if not any(abs(abs(v) - abs(x)) <= 0.5 * 10**-d + 1e-9 for v in values):
-                bad.append(f"{s} (table {table[0][:50]!r}) is in none of {files}")
+        bad += [f"{s} (table {table[0][:50]!r}) is in none of {files}" for s, d in quoted(table) if _missing(s, d, values)]
     return bad
 
 
@@ -76,6 +98,8 @@ def test_the_check_can_fail(tmp_path):
     assert mismatches(readme, tmp_path) == []                     # rounded, bold; the prose table names no file
     readme.write_text(readme.read_text().replace("0.740", "0.745"))              # 0.74049 does not round to 0.745
     assert mismatches(readme, tmp_path) == ["0.745 (table '| m | nDCG@10 | p |') is in none of ['results/r.json']"]
+    readme.write_text("## P\n\n- BM25 reaches 0.74 (`results/r.json`, `zsum:1.5`, the 1.5B tier, Python 3.11.7); p = 0.02.\n")
+    assert mismatches(readme, tmp_path) == ["0.02 (in '- BM25 reaches 0.74 (`results/r.json`, `zsum:1.5`,') is in none of ['results/r.json']"]
 
 
 # Counts a command produces: the README states them, a test checks them.

@@ -3,7 +3,7 @@ points is detected on open and repaired (by re-running the ingest or `finrag sto
 store a clean ingest gives, a corrected article replaces its chunks, and bad input is one line + exit 2.
 
 The killed ingests are real `finrag ingest` processes: `FINRAG_INGEST_HOOK=<stage>` makes the process SIGKILL itself
-at that stage of the write (see `finrag.graphrag.ingest._test_hook`); `<stage>:wait=<file>` holds it there until the file exists.
+at that stage of the write (see `finrag.graphrag.store._test_hook`); `<stage>:wait=<file>` holds it there until the file exists.
 Data: the made-up sample (data/sample/news_sample.jsonl), split into a first and a second file."""
 import json, os, shutil, signal, subprocess, sys, time
 import numpy as np
