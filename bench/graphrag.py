@@ -14,7 +14,8 @@ import numpy as np
 from finrag.core import project_root
 from finrag.protocol import record
 from finrag.graphrag.ingest import ingest, NewsStore, rebuild_graph
-from finrag.graphrag.rag import GraphRAG, answer
+from finrag.graphrag.rag import GraphRAG
+from finrag.graphrag.answer import answer
 from finrag.models import get_sentiment, get_embedder
 from finrag.ner import get_ner, Gazetteer
 

@@ -197,7 +197,8 @@ def cmd_judge(a, out):
 def demo_llm_seconds(llm) -> tuple[float, int, int]:
     "(seconds, prompt tokens, answer tokens) of the demo's six answers, uncached, with `llm`."
     from finrag.graphrag.cli import DEMO_QUESTIONS
-    from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.graphrag.rag import GraphRAG
+    from finrag.graphrag.answer import answer
     from finrag.graphrag.ingest import ingest
     store = get_settings().cache_dir / "demo-store"
     ingest(sample_news_path(), store, progress=False)

@@ -4,7 +4,7 @@ sentence" measured against a hand check, with Cohen's kappa and AUC (95 % bootst
     python bench/p1_citation_judges.py [--rows stores/fnspid/p1_eval_rows.jsonl] [--store stores/fnspid]
         [--hand data/p1_citation_handcheck.jsonl] [--llm-url http://127.0.0.1:PORT/v1] [--out results/p1_citation_judges.json]
 
-Sentences: every answer sentence citing a context chunk (`finrag.graphrag.rag.answer_sentences`; sentences that say the
+Sentences: every answer sentence citing a context chunk (`finrag.graphrag.answer.answer_sentences`; sentences that say the
 context does not answer are not judged) of the answered vector and graph rows of the full P1 evaluation's checkpoint
 (`finrag reproduce graphrag`, answers by the default 1.5B tier), and the sentences of the earlier citation run
 (results/p1_citations.json, hand-written questions). A person read each labelled sentence against the chunk(s) it cites
@@ -12,7 +12,7 @@ context does not answer are not judged) of the answered vector and graph rows of
 probability in [0, 1] of (sentence, cited chunk), the best cited chunk counting:
 - `llm`: the P(yes) judge `verify_citations` uses (`finrag.relevance.relevance_many` with `SUPPORT_INSTRUCTION`), the 1.5B;
 - `ce`: finrag's trained cross-encoder (`data/models/ce-minilm-fin-int8`, trained on question–passage pairs);
-- `lexical`: `finrag.graphrag.rag.support_overlap`, the share of the sentence's content words and figures in the chunk;
+- `lexical`: `finrag.graphrag.answer.support_overlap`, the share of the sentence's content words and figures in the chunk;
 - `lexical+figures`: the same, 0 when the sentence states a figure the chunk does not;
 - `ce+lexical`: the mean of `ce` and `lexical+figures`.
 The judge is chosen on the sentences of one half of the questions (`finrag.protocol.split_ids`) by kappa and reported
@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_
 import numpy as np
 from finrag.core import data_dir, project_root
 from finrag.graphrag.eval import jsonable
-from finrag.graphrag.rag import CITATION_JUDGES, answer_sentences, citation_judge, verify_citations, _NO_ANSWER
+from finrag.graphrag.answer import CITATION_JUDGES, answer_sentences, citation_judge, verify_citations, _NO_ANSWER
 from finrag.protocol import split_ids
 from finrag.llm import LLMClient
 

@@ -83,7 +83,7 @@ class GraphRAGSettings:
     article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
     lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
     verify: bool                                                             # `ask`/`demo`: check each answer sentence against the chunk it cites by default (only with a judge people agree with)
-    citation_judge: str = valid(choices=("lexical", "lexical+figures", "ce", "ce+lexical", "llm"))   # the citation check's judge (`finrag.graphrag.rag.citation_judge`)
+    citation_judge: str = valid(choices=("lexical", "lexical+figures", "ce", "ce+lexical", "llm"))   # the citation check's judge (`finrag.graphrag.answer.citation_judge`)
 
 
 # %% ../nbs/01_config.ipynb #80fd290c

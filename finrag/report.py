@@ -84,7 +84,7 @@ def format_footer(r) -> str:
 
 # %% ../nbs/09b_report.ipynb #7e998a7e
 def llm_banner(llm,      # the answering `LLMClient`
-               n:int     # the prompt's estimated tokens (P1: `finrag.graphrag.rag.prompt_tokens_estimate(build_prompt(res))`)
+               n:int     # the prompt's estimated tokens (P1: `finrag.graphrag.answer.prompt_tokens_estimate(build_prompt(res))`)
               ) -> str:
     "Which model answers, and roughly how long reading the prompt of `n` tokens takes (the tier's rough prompt speed, 1 thread)."
     from finrag.config import redact

@@ -91,7 +91,7 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
 # %% ../../nbs/19_graphrag.cli.ipynb #c0f8a894
 def _footer(r) -> str:
     "`format_footer(r)` and, when the answer's citations were checked, their summary (`citation_summary`)."
-    from finrag.graphrag.rag import citation_summary
+    from finrag.graphrag.answer import citation_summary
     v = (r.llm or {}).get("verification")
     return format_footer(r) + ("\n" + printable(citation_summary(v)) if v else "")
 
@@ -101,14 +101,14 @@ def _verify_default(verify:bool|None) -> bool:
 
 def _stream_answer(rag, r, verify:bool=False):
     "Answer `r`, printing the model, the time estimate and the answer as it is written; with `verify`, check each sentence's citation (`verify_citations`)."
-    from finrag.graphrag.rag import answer, build_prompt, prompt_tokens_estimate
+    from finrag.graphrag.answer import answer, build_prompt, prompt_tokens_estimate
     llm = rag.llm
     typer.echo(llm_banner(llm, prompt_tokens_estimate(build_prompt(r))), err=True)
     typer.echo("answer: ", nl=False)
     answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(printable(s)), sys.stdout.flush()))
     typer.echo("")
     if verify and r.answer:
-        from finrag.graphrag.rag import verify_citations
+        from finrag.graphrag.answer import verify_citations
         typer.echo(f"checking each sentence against the chunk it cites (judge: {get_settings().graphrag.citation_judge}; its agreement "
                    "with a person's reading: results/p1_citation_judges.json) …", err=True)
         r.llm["verification"] = verify_citations(r)
@@ -122,7 +122,8 @@ def ask(question:str=typer.Argument(..., help="The question."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
         verify:bool=typer.Option(None, "--verify/--no-verify", help="Check each answer sentence against the chunk it cites (default: [graphrag] verify; how far its judge agrees with a person: results/p1_citation_judges.json).")):
     "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it, then each sentence's citation is checked (`[graphrag] verify`; --no-verify skips it)."
-    from finrag.graphrag.rag import GraphRAG, answer
+    from finrag.graphrag.rag import GraphRAG
+    from finrag.graphrag.answer import answer
     from finrag.config import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
     rag = GraphRAG(store)

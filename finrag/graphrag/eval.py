@@ -74,7 +74,7 @@ def copy_rate(answer:str|None,   # the answer text
 # %% ../../nbs/18_graphrag.eval.ipynb #a3f9858c
 def figure_recall(reference:str|None, answer:str|None) -> float:
     "Share of the reference's `figures` the answer states too, in [0, 1]; NaN when the reference states none or there is no answer."
-    from finrag.graphrag.rag import figures
+    from finrag.graphrag.answer import figures
     ref = figures(reference)
     if not ref or not answer or not answer.strip(): return float("nan")
     got = set(figures(answer))
@@ -85,7 +85,7 @@ def citation_validity(answer:str|None, chunk_ids:list[str]) -> dict:
     """{citation_valid, sentences_cited} of an answer against its context's chunk ids: the share of bracketed
     citations that resolve to a context chunk, and of the answer's sentences (abstentions aside) citing one; NaN
     where there is nothing to count (no citation; no answer)."""
-    from finrag.graphrag.rag import answer_sentences, _NO_ANSWER
+    from finrag.graphrag.answer import answer_sentences, _NO_ANSWER
     if not answer or not answer.strip(): return dict(citation_valid=float("nan"), sentences_cited=float("nan"))
     ss = [s for s in answer_sentences(answer, list(chunk_ids)) if not _NO_ANSWER.search(s["claim"])]
     ok = sum(len(s["cited"]) for s in ss); bad = sum(len(s["unknown"]) + len(s["non_id"]) for s in ss)
@@ -215,7 +215,8 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     (read-only, beside the others) and its own default LLM client (`get_llm()`: set FINRAG_LLM_BASE_URL to share one
     endpoint's capacity); rows, checkpoint, RAGAS and statistics stay in this process, so the result is the same as the
     local engine's. `InputError` for an `llm` object with engine 'ray' (a client cannot be shipped to the workers)."""
-    from finrag.graphrag.rag import GraphRAG, answer_many
+    from finrag.graphrag.rag import GraphRAG
+    from finrag.graphrag.answer import answer_many
     from finrag.graphrag.ingest import NewsStore
     if not questions: raise InputError("no questions to evaluate", field="questions")
     if ragas not in (False, True, "offline"): raise InputError(f"ragas={ragas!r}: use False, 'offline' or True", field="ragas")
@@ -295,7 +296,8 @@ def _question_rows(rag, paper, answer_many, llm, items:list, modes, llm_modes, a
 
 def _ray_setup(store_path:str, tau, graph_options, want_paper:bool, use_llm:bool):
     "A Ray worker's state: the store (read-only), the budgeted and paper graphs, the answer function and its LLM client."
-    from finrag.graphrag.rag import GraphRAG, answer_many
+    from finrag.graphrag.rag import GraphRAG
+    from finrag.graphrag.answer import answer_many
     from finrag.graphrag.ingest import NewsStore
     st = NewsStore(store_path)
     rag = GraphRAG(st, tau=tau, **(graph_options or {}))
