@@ -51,7 +51,8 @@ def scifact_slice(root, n_docs, slice_queries, seed=0) -> BeirDataset:
 
 def build(args):
     from finrag.llm import LLMClient
-    from finrag.lattice.build import build_tree, estimate_build
+    from finrag.lattice.build import build_tree
+    from finrag.lattice.estimate import estimate_build
     sl = scifact_slice(args.data_root, args.docs, args.slice_queries)
     llm = LLMClient(timeout=args.timeout)   # FINRAG_LLM_BASE_URL / FINRAG_LLM_MODEL, else the local tier
     kw = dict(strategy=args.strategy, summarizer="llm", doc_summarizer=args.doc_summarizer, partitioner=args.partitioner,

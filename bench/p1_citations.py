@@ -6,7 +6,7 @@ The first `--n` questions (by id) of the report half of `data/p1_questions_handw
 bench/p1_cross_entity.py) are answered in vector and graph mode (default GraphRAG settings, the default answer tier)
 through `finrag.graphrag.eval.evaluate_graphrag(..., verify=True)` — the one evaluation loop — which checks every
 answer sentence against the chunk it cites with the shared P(yes) judge (`finrag.graphrag.answer.verify_citations`,
-`finrag.relevance`) and measures the copy rate (`finrag.graphrag.eval.copy_rate`). Per mode: the share of judged
+`finrag.relevance`) and measures the copy rate (`finrag.graphrag.metrics.copy_rate`). Per mode: the share of judged
 sentences whose cited chunk supports them (before) and that some context chunk supports (after: supported +
 re-attributed), mean over answers with percentile-bootstrap 95 % CIs, after vs before paired Wilcoxon, the copy rate,
 and the non-id citations. Every sentence with its cited and attributed chunk is written for a hand check. Resumable

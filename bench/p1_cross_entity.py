@@ -87,7 +87,7 @@ def diagnose(st, qs, rows, rag) -> dict:
     among articles by dense cosine and by BM25 (`GraphRAG.lexical_scores`), the support each mode finds, and what fills
     the graph's slots — chunks naming a ticker the question names (anchors), network evidence, other chunks, and
     second chunks of an article already in the context."""
-    from finrag.graphrag.eval import support_recall
+    from finrag.graphrag.metrics import support_recall
     by = {(r["question_id"], r["mode"]): r for r in rows}
     doc = lambda cid: st.rows[st.ids[cid]].get("doc_id")
     def art_rank(scores, sup):

@@ -136,7 +136,7 @@ def build_summary(stats:dict) -> str:
 
 # %% ../nbs/09b_report.ipynb #4b199edc
 def build_estimate(name:str, strategy:str, n_docs:int, est:dict) -> str:
-    "The line `finrag lattice build` prints before it starts: the LLM cost `finrag.lattice.build.estimate_build` expects (no LLM call: no minutes, no hint)."
+    "The line `finrag lattice build` prints before it starts: the LLM cost `finrag.lattice.estimate.estimate_build` expects (no LLM call: no minutes, no hint)."
     head = f"{name}: building a {strategy} tree over {n_docs:,} documents; estimate: "
     if not est["calls"]: return printable(head + "no LLM call (extractive summaries, k-means partitions): seconds")
     secs = est["seconds"]

@@ -81,7 +81,7 @@ def test_lattice_build_max_leaf_docs_zero(capsys, tmp_path):
                              "--summarizer", "extractive", "--partitioner", "kmeans", "--no-progress")
     assert code == 2 and "ZeroDivisionError" not in err and "--max-leaf-docs 0 must be >= 1 document" in err, err
     from finrag.core import InputError
-    from finrag.lattice.build import estimate_build
+    from finrag.lattice.estimate import estimate_build
     with pytest.raises(InputError, match="max_leaf_docs 0 must be >= 1"):
         estimate_build({"a": "x"}, max_leaf_docs=0)                     # was ZeroDivisionError
 

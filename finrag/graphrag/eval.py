@@ -12,113 +12,11 @@ from ..core import InputError
 from .questions import Question, QuestionSet
 from .ragas_adapter import RAGAS_LLM_METRICS, RAGAS_OFFLINE_METRICS, ragas_score
 from ..stats import STRATA, summarise, compare_modes, latency_table
+from .metrics import entity_recall, context_entity_recall, support_recall, copy_rate, figure_recall, citation_validity, semantic_similarity, router_accuracy
 
 # %% auto #0
-__all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'entity_recall',
-           'context_entity_recall', 'support_recall', 'answer_entities', 'answer_entity_recall', 'copy_rate',
-           'figure_recall', 'citation_validity', 'semantic_similarity', 'router_accuracy', 'reference_contexts',
+__all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'reference_contexts',
            'interleave_types', 'evaluate_graphrag', 'tau_ablation', 'format_report', 'jsonable', 'headline']
-
-# %% ../../nbs/18_graphrag.eval.ipynb #d2ded5e7
-def entity_recall(expected,   # expected entity ids (tickers)
-                  found       # entity ids found (any iterable)
-                 ) -> float:
-    "|expected ∩ found| / |expected| in [0, 1]; NaN when `expected` is empty (case-insensitive ids)."
-    exp = {e.upper() for e in expected}
-    return len(exp & {f.upper() for f in found}) / len(exp) if exp else float("nan")
-
-# %% ../../nbs/18_graphrag.eval.ipynb #36042b35
-def context_entity_recall(expected, context) -> float:
-    "Entity recall of a retrieved context: `context` is a `RAGResult` (its `.entities`) or an iterable of tickers."
-    return entity_recall(expected, getattr(context, "entities", context))
-
-# %% ../../nbs/18_graphrag.eval.ipynb #31b5beb2
-def support_recall(support_ids,   # the question's source article (news item) ids
-                   context        # a `RAGResult` (its contexts' `doc_id`s) or an iterable of article ids
-                  ) -> float:
-    "Share of the source articles with at least one chunk in the context, in [0, 1]; NaN without source ids."
-    sup = {str(s) for s in support_ids}
-    if not sup: return float("nan")
-    docs = {str(c.doc_id) for c in context.contexts} if hasattr(context, "contexts") else {str(d) for d in context}
-    return len(sup & docs) / len(sup)
-
-# %% ../../nbs/18_graphrag.eval.ipynb #6ef862d8
-def answer_entities(answer:str|None, ner=None) -> list[str]:
-    "Sorted canonical ids (tickers where known) the NER resolves in `answer` (default NER: `get_ner()`); [] for no answer."
-    if not answer or not answer.strip(): return []
-    from finrag.ner import get_ner
-    return sorted({e.id for e in (ner or get_ner())(answer)})
-
-# %% ../../nbs/18_graphrag.eval.ipynb #e21a66f4
-def answer_entity_recall(expected, answer:str|None, ner=None) -> float:
-    "Entity recall of an answer text; NaN when there is no answer (e.g. the LLM failed) or nothing is expected."
-    if not answer or not answer.strip(): return float("nan")
-    return entity_recall(expected, answer_entities(answer, ner))
-
-# %% ../../nbs/18_graphrag.eval.ipynb #98e1d2f1
-def copy_rate(answer:str|None,   # the answer text
-              contexts           # the context: a `RAGResult` (its `.contexts`), `ContextItem`s or texts
-             ) -> float:
-    "Longest common substring of `answer` (citations removed) with any one context text ÷ the answer's length, in [0, 1] (case and whitespace normalised); NaN for no answer."
-    import re
-    from difflib import SequenceMatcher
-    norm = lambda t: re.sub(r"\s+", " ", t or "").strip().lower()
-    a = norm(re.sub(r"\[[^\[\]]{1,400}\]", "", answer or "")).replace(" .", ".")
-    if not a: return float("nan")
-    best = 0
-    for c in getattr(contexts, "contexts", contexts):
-        t = norm(getattr(c, "text", c))
-        best = max(best, SequenceMatcher(None, a, t, autojunk=False).find_longest_match(0, len(a), 0, len(t)).size)
-    return best / len(a)
-
-# %% ../../nbs/18_graphrag.eval.ipynb #a3f9858c
-def figure_recall(reference:str|None, answer:str|None) -> float:
-    "Share of the reference's `figures` the answer states too, in [0, 1]; NaN when the reference states none or there is no answer."
-    from finrag.graphrag.answer import figures
-    ref = figures(reference)
-    if not ref or not answer or not answer.strip(): return float("nan")
-    got = set(figures(answer))
-    return sum(f in got for f in ref) / len(ref)
-
-# %% ../../nbs/18_graphrag.eval.ipynb #9c91d854
-def citation_validity(answer:str|None, chunk_ids:list[str]) -> dict:
-    """{citation_valid, sentences_cited} of an answer against its context's chunk ids: the share of bracketed
-    citations that resolve to a context chunk, and of the answer's sentences (abstentions aside) citing one; NaN
-    where there is nothing to count (no citation; no answer)."""
-    from finrag.graphrag.answer import answer_sentences, _NO_ANSWER
-    if not answer or not answer.strip(): return dict(citation_valid=float("nan"), sentences_cited=float("nan"))
-    ss = [s for s in answer_sentences(answer, list(chunk_ids)) if not _NO_ANSWER.search(s["claim"])]
-    ok = sum(len(s["cited"]) for s in ss); bad = sum(len(s["unknown"]) + len(s["non_id"]) for s in ss)
-    return dict(citation_valid=ok / (ok + bad) if ok + bad else float("nan"),
-                sentences_cited=sum(bool(s["cited"]) for s in ss) / len(ss) if ss else float("nan"))
-
-# %% ../../nbs/18_graphrag.eval.ipynb #b18a18f5
-def semantic_similarity(a,              # a text or a list of texts (None/'' = missing)
-                        b,              # the same shape as `a`
-                        embedder=None   # `finrag.models.Embedder` (default `get_embedder()`)
-                       ):
-    "Cosine of the embeddings of `a` and `b` in [-1, 1]: a float for two texts, an (n,) array for two lists; NaN where a text is missing."
-    from finrag.models import get_embedder
-    single = isinstance(a, str) or a is None
-    A, B = ([a], [b]) if single else (list(a), list(b))
-    if len(A) != len(B): raise ValueError(f"{len(A)} texts vs {len(B)} texts")
-    ok = [i for i, (x, y) in enumerate(zip(A, B)) if x and x.strip() and y and y.strip()]
-    out = np.full(len(A), np.nan)
-    if ok:
-        emb = embedder or get_embedder()
-        E = emb.encode([A[i] for i in ok] + [B[i] for i in ok])
-        out[ok] = np.einsum("ij,ij->i", E[:len(ok)], E[len(ok):]).clip(-1, 1)
-    return float(out[0]) if single else out
-
-# %% ../../nbs/18_graphrag.eval.ipynb #5da60ca3
-def router_accuracy(rows:list[dict]) -> dict|None:
-    "The 'auto' rows' routes against the question type (relational → graph, direct → vector): {n, accuracy, confusion {type: {route: n}}}; None without 'auto' rows."
-    rs = [r for r in rows if r["mode"] == "auto" and r.get("route")]
-    if not rs: return None
-    conf = defaultdict(Counter)
-    for r in rs: conf[r["type"]][r["route"]] += 1
-    ok = sum(r["route"] == ("graph" if r["type"] == "relational" else "vector") for r in rs)
-    return dict(n=len(rs), accuracy=ok / len(rs), confusion={t: dict(c) for t, c in sorted(conf.items())})
 
 # %% ../../nbs/18_graphrag.eval.ipynb #e9b9150c
 CORE_METRICS = ("context_entity_recall", "answer_entity_recall", "semantic_similarity")

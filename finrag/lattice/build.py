@@ -4,7 +4,7 @@
 
 # %% ../../nbs/33_lattice.build.ipynb #c0737575
 from __future__ import annotations
-import math, time, warnings
+import math, time
 import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
@@ -14,98 +14,14 @@ from ..llm import default_llm
 from ..config import LatticeSettings, check_range, get_settings
 from ..data import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
-from ..chunking import CHARS_PER_TOKEN
 from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
 from ..core import defuse
 
+from .partition import _partition_budget, choose_level, merge_small_clusters, repair_partition, kmeans_split
 
 # %% auto #0
-__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'LLM_SPEEDS', 'DEFAULT_SPEED', 'FALLBACK_RATE', 'choose_level',
-           'merge_small_clusters', 'repair_partition', 'kmeans_split', 'n_clusters', 'build_options', 'build_tree',
-           'partition_sizes', 'estimate_build']
-
-# %% ../../nbs/33_lattice.build.ipynb #1e380c15
-def _partition_budget(n:int, M:int) -> int: return 5 * n + 80 * M + 60     # answer tokens: ≈5 per member number ('123, '), 80 per cluster
-
-def choose_level(summaries:list[dict],      # the node's documents' summaries
-                 M:int,                     # clusters asked for
-                 context_tokens:int,        # the LLM's context window
-                 rng:np.random.Generator|None=None,
-                 overhead_tokens:int=250    # instructions and JSON format
-                ) -> tuple[str, list[int]]:
-    "(level, shown item indices): the most detailed summary level at which every item fits, else 'topic' for a random sample that fits."
-    n = len(summaries)
-    def cost(level, idx): return overhead_tokens + sum(len(summaries[i][level]) / CHARS_PER_TOKEN + 6 for i in idx) + _partition_budget(len(idx), M)
-    for level in ("sentence", "short", "topic"):
-        if cost(level, range(n)) <= context_tokens: return level, list(range(n))
-    per = np.array([len(s["topic"]) / CHARS_PER_TOKEN + 6 + 5 for s in summaries])   # item line + its member number in the answer
-    room = context_tokens - overhead_tokens - 80 * M - 60
-    k = max(2 * M, int(room // max(1e-9, per.mean())))
-    rng = rng or np.random.default_rng(0)
-    return "topic", sorted(rng.choice(n, size=min(n, k), replace=False).tolist())
-
-# %% ../../nbs/33_lattice.build.ipynb #ab0aa2c9
-def _centroids(emb:np.ndarray, labels:np.ndarray, k:int) -> np.ndarray:
-    c = np.stack([emb[labels == j].mean(0) if (labels == j).any() else np.zeros(emb.shape[1]) for j in range(k)])
-    return c / np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-12)
-
-def merge_small_clusters(labels:np.ndarray, # (n,) cluster labels 0..k-1
-                         emb:np.ndarray,    # (n, d) normalised embeddings
-                         min_size:int=2     # clusters below this size are merged
-                        ) -> tuple[np.ndarray, list[int], int]:
-    "(labels 0..k'-1, the original ids of the kept clusters, merges): the smallest cluster below `min_size` joins its nearest (centroid cosine), while more than 2 remain."
-    labels = np.asarray(labels).copy(); kept = list(range(int(labels.max()) + 1)); merged = 0
-    while len(kept) > 2:
-        sizes = np.bincount(labels, minlength=len(kept))
-        small = int(np.argmin(sizes))
-        if sizes[small] >= min_size: break
-        cen = _centroids(emb, labels, len(kept)); sim = cen[small] @ cen.T; sim[small] = -np.inf
-        labels[labels == small] = int(np.argmax(sim)); labels[labels > small] -= 1
-        kept.pop(small); merged += 1
-    return labels, kept, merged
-
-# %% ../../nbs/33_lattice.build.ipynb #8f616f59
-def repair_partition(data,                 # the parsed LLM answer (any JSON value, or None)
-                     shown:list[int],      # item number in the prompt -> item index in the node
-                     emb:np.ndarray,       # (n, d) normalised embeddings of the node's items
-                     min_size:int=2        # smaller clusters are merged into the nearest one
-                    ) -> tuple[np.ndarray, list[dict], dict]|None:
-    "(labels (n,), [{'name','summary'}] per cluster, repair counts) or None when fewer than two clusters survive."
-    n = len(emb)
-    clusters = data.get("clusters") if isinstance(data, dict) else data if isinstance(data, list) else None
-    if not isinstance(clusters, list): return None
-    labels, meta, rep = np.full(n, -1), [], {"dropped_ids": 0, "duplicates": 0, "repaired": 0, "merged": 0}
-    for c in clusters:
-        if not isinstance(c, dict) or not isinstance(c.get("members"), list): continue
-        j, got = len(meta), 0
-        for m in c["members"]:
-            try: m = int(m)
-            except (TypeError, ValueError): rep["dropped_ids"] += 1; continue
-            if not 0 <= m < len(shown): rep["dropped_ids"] += 1; continue
-            if labels[shown[m]] != -1: rep["duplicates"] += 1; continue
-            labels[shown[m]] = j; got += 1
-        if got: meta.append({"name": squash(c.get("name") or ""), "summary": squash(c.get("summary") or "")})
-    if len(meta) < 2: return None
-    todo = labels == -1
-    if todo.any():
-        cen = _centroids(emb, labels, len(meta))
-        labels[todo] = np.argmax(emb[todo] @ cen.T, axis=1); rep["repaired"] = int(todo.sum())
-    labels, kept, rep["merged"] = merge_small_clusters(labels, emb, min_size)
-    return labels, [meta[j] for j in kept], rep
-
-# %% ../../nbs/33_lattice.build.ipynb #d115a320
-def kmeans_split(emb:np.ndarray,   # (n, d) normalised embeddings
-                 k:int,            # clusters wanted (at most n)
-                 seed:int=0) -> np.ndarray:
-    "(n,) labels 0..k'-1 with k' ≥ 2 non-empty clusters (for n ≥ 2): k-means, or contiguous chunks when k-means finds one cluster."
-    from sklearn.cluster import KMeans
-    n = len(emb); k = max(2, min(k, n))
-    if n < 2: return np.zeros(n, dtype=int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # ConvergenceWarning on duplicate points
-        labels = KMeans(n_clusters=k, n_init=3, random_state=seed).fit_predict(emb) if len(np.unique(emb, axis=0)) >= k else np.zeros(n, int)
-    if len(np.unique(labels)) < 2: labels = np.arange(n) * k // n
-    return np.unique(labels, return_inverse=True)[1]
+__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'FALLBACK_RATE', 'n_clusters', 'build_options', 'build_tree',
+           'partition_sizes']
 
 # %% ../../nbs/33_lattice.build.ipynb #7116194c
 def _leaf_desc(title:str, text:str) -> str:
@@ -426,12 +342,6 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
              "deviations": _deviations(b)}
     return SemanticTree(root, stats)
 
-# %% ../../nbs/33_lattice.build.ipynb #647fee16
-LLM_SPEEDS = {"qwen2.5-coder-1.5b": (28.0, 10.0), "qwen2.5-coder-0.5b": (60.0, 20.0), "smollm2-135m-instruct": (300.0, 40.0)}
-
-# %% ../../nbs/33_lattice.build.ipynb #79665e14
-DEFAULT_SPEED = (25.0, 8.0)   # (prompt, decode) tokens/s assumed for an unknown model
-
 # %% ../../nbs/33_lattice.build.ipynb #b8528837
 FALLBACK_RATE = 0.3   # share of LLM partitions that were unusable (→ k-means): 3 of 10 on the SciFact slice, 3 of 8 on FinanceBench (README, P3)
 
@@ -458,49 +368,3 @@ def _top_down_cost(n, depth:int, named:float, o:dict) -> np.ndarray:
     for s in sizes:
         if s >= 1.5: out += _top_down_cost(s, depth + 1, child_named, o)   # a one-document cluster is that leaf: no node, no call
     return out
-
-# %% ../../nbs/33_lattice.build.ipynb #7059e5ce
-def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or str)
-                   strategy:str|None=None, summarizer:str|None=None, partitioner:str|None=None,
-                   branching:int|None=None, max_leaf_docs:int|None=None,
-                   doc_summarizer:str|None=None,
-                   context_tokens:int|None=None, partition_tokens:int|None=None,
-                   llm_depth:int|None=None,     # see `build_tree` (None: the record's)
-                   model:str|None=None,         # a key of `LLM_SPEEDS` (None: `DEFAULT_SPEED`)
-                   speed:tuple|None=None,       # (prompt, decode) tokens/s; overrides `model`
-                   config:LatticeSettings|None=None, # see `build_tree`
-                   skew:str="zipf",             # LLM partition sizes: 'zipf' (uneven, as measured) | 'even'
-                   fallback_rate:float|None=None, # share of LLM partitions unusable (k-means, children then LLM-summarised); None = FALLBACK_RATE
-                   max_depth:int=8              # see `build_tree`
-                  ) -> dict:
-    "Up-front estimate of `build_tree`'s LLM cost: {'calls', 'prompt_tokens', 'completion_tokens', 'seconds', 'speed'} (a model, see above)."
-    o = build_options(config, strategy=strategy, summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner,
-                      branching=branching, max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)
-    strategy, summarizer, doc_summarizer, partitioner = o["strategy"], o["summarizer"], o["doc_summarizer"], o["partitioner"]
-    branching, max_leaf_docs, partition_tokens, llm_depth = o["branching"], o["max_leaf_docs"], o["partition_tokens"], o["llm_depth"]
-    n, M = len(corpus), max(2, branching)
-    ctx = int(context_tokens or get_settings().models.llm_ctx)
-    part_ctx = min(ctx, int(partition_tokens)) if partition_tokens else ctx
-    calls = pt = ct = 0.0
-    if (doc_summarizer or summarizer) == "llm":
-        chars = sum(min(len(" ".join(title_and_text(d))), 1500) for d in corpus.values())
-        calls += n; pt += chars / CHARS_PER_TOKEN + 90 * n; ct += 60 * n
-    o = dict(M=M, max_leaf=max_leaf_docs, max_depth=max_depth, llm_depth=llm_depth, summarizer=summarizer, partitioner=partitioner,
-             part_ctx=part_ctx, skew=skew, fallback=FALLBACK_RATE if fallback_rate is None else fallback_rate)
-    if strategy == "top-down":
-        c, p, q = _top_down_cost(n, 0, 0.0, o); calls += c; pt += p; ct += q
-    elif n > max_leaf_docs:
-        leaf_parents = math.ceil(n / (0.7 * max_leaf_docs))
-        above = max(1, math.ceil((leaf_parents - 1) / (M - 1)))
-        if strategy == "hybrid":      # k-means groups of ≈ √n documents, each built top-down from depth 1, then joined bottom-up
-            k = max(2, round(math.sqrt(n)))
-            for _ in range(k):
-                c, p, q = _top_down_cost(n / k, 1, 0.0, o); calls += c; pt += p; ct += q
-            n_sum = max(1, math.ceil((k - 1) / (M - 1))) if summarizer == "llm" else 0
-        else: n_sum = above + leaf_parents if summarizer == "llm" else 0
-        calls += n_sum; pt += n_sum * (120 + 20 * M); ct += 60 * n_sum
-    elif summarizer == "llm":
-        calls += 1; pt += 120 + 20 * n; ct += 60
-    sp = tuple(speed) if speed else LLM_SPEEDS.get(model, DEFAULT_SPEED)
-    return {"calls": int(round(calls)), "prompt_tokens": int(pt), "completion_tokens": int(ct),
-            "seconds": round(float(pt / sp[0] + ct / sp[1]), 1), "speed": sp, "model": model}

@@ -33,7 +33,8 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
     from finrag.data import beir_corpus
-    from finrag.lattice.build import build_tree, estimate_build
+    from finrag.lattice.build import build_tree
+    from finrag.lattice.estimate import estimate_build
     from finrag.config import LatticeSettings
     if strategy is not None and strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
     for opt, key, v in (("--branching", "branching", branching), ("--max-leaf-docs", "max_leaf_docs", max_leaf_docs),

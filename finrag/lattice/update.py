@@ -11,7 +11,8 @@ from ..llm import default_llm
 from ..config import get_settings
 from .tree import SemanticNode, SemanticTree, tree_stats
 from .summaries import ExtractiveSummarizer, LLMUsage, node_desc, summarize_cluster, summarize_documents, title_and_text
-from .build import _assign_ids, _leaf_desc, kmeans_split, merge_small_clusters, n_clusters
+from .build import _assign_ids, _leaf_desc, n_clusters
+from .partition import kmeans_split, merge_small_clusters
 from .scorers import EmbeddingScorer, slate_descriptions
 
 # %% auto #0
