@@ -13,7 +13,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_
 from finrag.core import Timings, sample_news_path, project_root
 from finrag.data import load_news
 from finrag.chunking import Chunker, chunk_news
-from finrag.models import get_sentiment, get_embedder
+from finrag.models import get_embedder
+from finrag.sentiment import get_sentiment
 from finrag.ner import get_ner
 
 DEFAULT_FNSPID = project_root().parent / "shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"

@@ -16,7 +16,8 @@ from finrag.protocol import record
 from finrag.graphrag.ingest import ingest, NewsStore, rebuild_graph
 from finrag.graphrag.rag import GraphRAG
 from finrag.graphrag.answer import answer
-from finrag.models import get_sentiment, get_embedder
+from finrag.models import get_embedder
+from finrag.sentiment import get_sentiment
 from finrag.ner import get_ner, Gazetteer
 
 DEFAULT_NEWS = project_root().parent / "shared/data/news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"

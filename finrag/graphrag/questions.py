@@ -126,7 +126,7 @@ def extractive_reference(chunks:list[dict],   # supporting chunk rows (text, pos
                          max_sentences:int=2) -> str|None:
     "Up to `max_sentences` sentences of `chunks` naming the `entities`, plus the news tone; None when no sentence names one."
     from finrag.ner import get_ner
-    from finrag.models import SentimentScore
+    from finrag.sentiment import SentimentScore
     ner = ner or get_ner()
     sents = [s for c in chunks for s in _sentences(c["text"])]
     ents = set(entities)
