@@ -6,7 +6,7 @@ Protocol (`finrag.protocol`). Each development corpus (`finrag.datasets.load_dev
 SciFact) is split by `split_queries(ds, 0.5, seed=0)` into a choosing half and a reporting half (at most `--queries` of
 each, seeded sample; all where fewer). The cross-encoder never saw any of them (it is trained on `tatqa-train-a` and
 `financial-qa-10k`). Candidates, each a `HierarchicalRetriever` through the one evaluation loop
-(`finrag.retrieval.eval_retrieval`): stage 1 alone (`[hierarchical] stage1`), and stage 1 then the cross-encoder over
+(`finrag.evaluation.eval_retrieval`): stage 1 alone (`[hierarchical] stage1`), and stage 1 then the cross-encoder over
 stage 1's best 20, its scores alone (interp weight 1) or interpolated with stage 1's (min-max, weight 0.5), reading the
 raw query and documents, and the interpolation gated (`--gates`: where the model's best score of the 20 is below the
 gate it is unsure, and stage 1's order stands). `choose_never_below` picks on the choosing halves (nDCG@10, each corpus weighing
@@ -36,7 +36,7 @@ def measure(ds, label, build, cache: Path) -> dict:
     "{method, ms_per_query, per_query {qid: {ndcg@10, ndcg@20}}} of one retriever on `ds`, cached."
     f = (cache.parent/"shared" if label in SHARED else cache)/f"{ds.name}.n{len(ds.queries)}.{label}.json"
     if f.exists(): return json.loads(f.read_text())
-    from finrag.retrieval import eval_retrieval
+    from finrag.evaluation import eval_retrieval
     r = eval_retrieval(ds, build, k=KS, progress=True) if isinstance(build, str) else eval_retrieval(ds, build(), k=KS, progress=True)
     out = {"method": r.method, "ms_per_query": round(r.ms_per_query, 1),
            "per_query": {q: {m: round(v[m], 6) for m in (f"ndcg@{k}" for k in KS)} for q, v in r.per_query.items()}}

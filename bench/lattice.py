@@ -90,7 +90,7 @@ def search(args):
     qs = list(r.query_stats.values())
     print(f"latency p50 {statistics.median(lat):.1f} s, mean {np.mean(lat):.1f} s, max {max(lat):.1f} s per query; "
           f"{np.mean([s['calls'] for s in qs]):.1f} calls, {np.mean([s['prompt_tokens'] for s in qs]):,.0f} prompt tokens per query")
-    from finrag.retrieval import evaluate
+    from finrag.evaluation import evaluate
     m = evaluate(run, {q: sl.qrels[q] for q in run}, k=(10,), recall_k=(100,))
     print(f"quality on these {len(run)} queries: nDCG@10 {m['ndcg@10']:.4f}, recall@100 {m['recall@100']:.4f} (leaves reached per query: "
           f"{[s['leaves_scored'] for s in qs]})")

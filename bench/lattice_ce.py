@@ -24,7 +24,7 @@ import numpy as np
 from finrag.config import get_settings
 from finrag.datasets import load_dev
 from finrag.graphrag.eval import jsonable
-from finrag.retrieval import evaluate
+from finrag.evaluation import evaluate
 from finrag.lattice.build import build_tree
 from finrag.lattice.eval import tree_stats
 from finrag.lattice.search import LatticeRetriever, fuse_runs

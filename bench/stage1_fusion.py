@@ -3,7 +3,7 @@
     python bench/stage1_fusion.py [--data ../shared/data] [--datasets financebench finqa tatqa scifact] [--out results/p2_stage1_fusion.json]
 
 Per development corpus (`finrag.datasets.load_dev`: FinanceBench, FinQA subset, TAT-QA dev, SciFact train), over ALL
-judged queries, the methods exactly as `finrag eval retrieval` runs them (`finrag.retrieval.eval_retrieval`):
+judged queries, the methods exactly as `finrag eval retrieval` runs them (`finrag.evaluation.eval_retrieval`):
 
 - `bm25+pre`: `--method bm25` (rule-based pre-retrieval on, its default);
 - `dense`: `--method dense` (MiniLM on the raw text);

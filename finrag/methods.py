@@ -4,7 +4,8 @@
 
 # %% ../nbs/89_methods.ipynb #c89a0004
 from __future__ import annotations
-from .retrieval import METHODS, Method, eval_retrieval, get_method, make_retriever, methods, register_method
+from .retrieval import METHODS, Method, get_method, make_retriever, methods, register_method
+from .evaluation import eval_retrieval
 import finrag.hierarchical.pipeline   # noqa: F401 -- P2: hierarchical; pre-retrieval as the transform of bm25 (on), dense, hybrid (off)
 import finrag.lattice.search          # noqa: F401 -- P3: lattice, lattice++
 

@@ -4,21 +4,19 @@
 
 # %% ../nbs/06_retrieval.ipynb #fd321f2e
 from __future__ import annotations
-import hashlib, inspect, io, math, re, sys, time
+import hashlib, inspect, io, re, sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 import numpy as np
-from .core import InputError, LoadReport, atomic_write
+from .core import InputError, atomic_write
 from .models import default_embedder
 from .config import get_settings
-from .data import BeirDataset
 
 # %% auto #0
 __all__ = ['TOKEN_PATTERN', 'METHODS', 'TRANSFORMS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash',
            'cached_corpus_encoding', 'corpus_embeddings', 'DenseRetriever', 'rrf', 'HybridRetriever', 'Method',
-           'register_method', 'register_transform', 'dataset_transform', 'methods', 'get_method', 'make_retriever',
-           'evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult', 'eval_retrieval']
+           'register_method', 'register_transform', 'dataset_transform', 'methods', 'get_method', 'make_retriever']
 
 # %% ../nbs/06_retrieval.ipynb #d45d6712
 def doc_text(doc:dict, # a BEIR corpus entry {"title": str, "text": str}
@@ -310,183 +308,3 @@ def make_retriever(method:str|Method, # a registered method name (see `methods()
     if m.options is not None and (bad := sorted(set(opts) - set(m.options))):   # (`preretrieval` is an option of builders that take it)
         raise InputError(f"method {m.name!r} takes no option {bad[0]!r} (its options: {', '.join(m.options)})", field="option")
     return m.builder(corpus, **opts)
-
-# %% ../nbs/06_retrieval.ipynb #d2ef9db3
-def _cutoffs(k) -> tuple:
-    ks = (k,) if isinstance(k, int) else tuple(k)
-    if not all(isinstance(c, int) and c > 0 for c in ks): raise InputError(f"cut-offs must be positive integers, got {k!r}", field="k")
-    return ks
-
-def evaluate(run:dict,               # {qid: {docid: score}}, higher = better
-             qrels:dict,             # {qid: {docid: grade}}; grade > 0 = relevant
-             k=(10, 20),             # nDCG cut-offs
-             recall_k=(100,)         # recall cut-offs
-            ) -> dict:
-    "Mean and per-query nDCG@k / recall@k by `pytrec_eval` (trec_eval); judged queries missing from the run score 0."
-    import pytrec_eval
-    ks, rks = _cutoffs(k), _cutoffs(recall_k)
-    judged = {str(q): {str(d): int(g) for d, g in rel.items()} for q, rel in qrels.items() if any(g > 0 for g in rel.values())}
-    if not judged: raise InputError("the qrels hold no relevant judgement (grade > 0): nothing to evaluate", field="qrels")
-    measures = {f"ndcg_cut.{c}" for c in ks} | {f"recall.{c}" for c in rks}
-    hits = {q: {str(d): float(s) for d, s in run.get(q, {}).items()} for q in judged}
-    res = pytrec_eval.RelevanceEvaluator(judged, measures).evaluate({q: h for q, h in hits.items() if h})
-    names = [(f"ndcg@{c}", f"ndcg_cut_{c}") for c in ks] + [(f"recall@{c}", f"recall_{c}") for c in rks]
-    per_query = {q: {n: float(res[q][m]) if q in res else 0.0 for n, m in names} for q in judged}
-    means = {n: float(np.mean([p[n] for p in per_query.values()])) for n, _ in names}
-    return {"n_queries": len(judged), "n_empty": sum(not h for h in hits.values()),
-            "n_unjudged": len(set(map(str, run)) - set(judged)), **means, "per_query": per_query}
-
-# %% ../nbs/06_retrieval.ipynb #51d305ff
-def write_trec_run(run:dict,          # {qid: {docid: score}}
-                   path,              # output file (parent folders created)
-                   tag:str="finrag"   # the run tag (6th column)
-                  ) -> Path:
-    "Write `run` as a TREC run file (`qid Q0 docid rank score tag`, rank 1 = best); returns the path."
-    if re.search(r"\s", tag): raise InputError(f"the run tag {tag!r} must not contain whitespace", field="tag")
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for q, hits in run.items():
-            for r, (d, s) in enumerate(sorted(hits.items(), key=lambda x: -x[1]), 1):
-                if re.search(r"\s", f"{q}{d}"): raise InputError(f"ids must not contain whitespace: {q!r} / {d!r}", path, field="id")
-                f.write(f"{q} Q0 {d} {r} {s:.6g} {tag}\n")
-    return path
-
-# %% ../nbs/06_retrieval.ipynb #ce0e51a7
-def read_trec_run(path,                        # a TREC run file
-                  strict:bool=True,            # raise the first bad line (False: skip and count it in `report`)
-                  report:LoadReport|None=None  # where counts and bad lines go
-                 ) -> dict:
-    "{qid: {docid: score}} of a TREC run file; the rank column is ignored (trec_eval ranks by score)."
-    p = Path(path)
-    if not p.is_file(): raise InputError("run file not found", p)
-    report = report if report is not None else LoadReport(str(p))
-    run = {}
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip(): continue
-        report.n_rows += 1
-        f = line.split()
-        if len(f) != 6: report.skip(InputError(f"{len(f)} fields, expected 6 (qid Q0 docid rank score tag)", p, i), strict); continue
-        try: s = float(f[4])
-        except ValueError: report.skip(InputError(f"score {f[4]!r} is not a number", p, i, "score"), strict); continue
-        if not math.isfinite(s): report.skip(InputError(f"score {f[4]!r} is not finite", p, i, "score"), strict); continue
-        if f[2] in run.get(f[0], {}): report.skip(InputError(f"duplicate document {f[2]!r} for query {f[0]!r}", p, i, "docid"), strict); continue
-        run.setdefault(f[0], {})[f[2]] = s; report.n_ok += 1
-    return run
-
-# %% ../nbs/06_retrieval.ipynb #54a7d8fc
-@dataclass
-class RetrievalResult:
-    "One evaluation of a retrieval method on a dataset; seconds are wall time, per-query values are means."
-    dataset: str
-    method: str                 # the retriever's name (e.g. 'hierarchical(pre+bm25@100 > maxsim@20)')
-    preretrieval: bool          # whether pre-retrieval was applied
-    n_queries: int              # judged queries evaluated
-    metrics: dict               # {'ndcg@10': mean, ..., 'recall@100': mean}
-    build_seconds: float        # building the retriever (pre-processing, encoding the corpus, loading models)
-    search_seconds: float       # searching all queries (their pre-processing included)
-    ms_per_query: float         # search_seconds / n_queries, in milliseconds
-    llm_calls_per_query: float|None = None       # None: the method records no LLM use
-    prompt_tokens_per_query: float|None = None
-    completion_tokens_per_query: float|None = None
-    n_empty: int = 0            # queries with an empty run
-    n_unjudged: int = 0         # queries of the dataset without judgements (not searched)
-    per_query: dict = field(default_factory=dict, repr=False)  # {qid: {metric: value}}
-    run: dict = field(default_factory=dict, repr=False)        # {qid: {doc id: score}}
-    notes: list = field(default_factory=list)                  # warnings of the builder (e.g. documents missing from a tree)
-
-    def __getitem__(self, key:str): return self.metrics[key] if key in self.metrics else getattr(self, key)
-
-    def to_dict(self) -> dict:
-        "The flat summary (metrics rounded to 4 places, no per-query values or run): `finrag eval retrieval --json`."
-        d = {"dataset": self.dataset, "method": self.method, "preretrieval": self.preretrieval,
-             **{k: round(v, 4) for k, v in self.metrics.items()}, "n_queries": self.n_queries,
-             "build_seconds": round(self.build_seconds, 3), "search_seconds": round(self.search_seconds, 3),
-             "ms_per_query": round(self.ms_per_query, 2)}
-        if self.llm_calls_per_query is not None:
-            d |= {k: round(getattr(self, k), 2) for k in ("llm_calls_per_query", "prompt_tokens_per_query", "completion_tokens_per_query")}
-        return d
-
-# %% ../nbs/06_retrieval.ipynb #a718e660
-def _llm_cost(retr) -> dict:
-    "Mean LLM calls and tokens per query of a retriever that records them in `query_stats`; {} otherwise."
-    qs = list((getattr(retr, "query_stats", None) or {}).values())
-    if not qs: return {}
-    mean = lambda k: sum(s.get(k, 0) for s in qs) / len(qs)
-    return {"llm_calls_per_query": mean("calls"), "prompt_tokens_per_query": mean("prompt_tokens"),
-            "completion_tokens_per_query": mean("completion_tokens")}
-
-def _ray_search(retr, method, ds, options:dict, qids:list, batch:int, k:int, excluded, workers, address) -> dict:
-    "The query loop of `eval_retrieval` on Ray: shards of at most `batch` queries (at least one per worker) searched by `ray_map` actors; the merged run. Per-query LLM costs (`query_stats`) come back into `retr`."
-    import os
-    from finrag.scale import ray_map
-    size = max(1, min(batch, -(-len(qids) // (workers or os.cpu_count() or 1))))
-    parts = [{q: ds.queries[q] for q in qids[i:i + size]} for i in range(0, len(qids), size)]
-    name, corpus = (method if isinstance(method, str) else None), ds.corpus
-    setup = (lambda: make_retriever(name, corpus, **options)) if name else (lambda: method)
-    def search(r, part):
-        qs = getattr(r, "query_stats", None)
-        return r.search(part, k=k, excluded=excluded), ({q: qs[q] for q in part if q in qs} if isinstance(qs, dict) else {})
-    run = {}
-    for got, qs in ray_map(search, parts, setup, workers=workers, address=address):
-        run |= got
-        if qs and isinstance(getattr(retr, "query_stats", None), dict): retr.query_stats.update(qs)
-    return run
-
-def _prepare(m:Method, ds:BeirDataset, switch, options:dict) -> tuple:
-    "(dataset, options, applied) after the method's dataset transform for the `preretrieval` switch; `InputError` for a switch that is on where the method has none."
-    if m.prepare is not None: return m.prepare(ds, switch, options)
-    if switch is not None and switch is not False:
-        raise InputError(f"method {m.name!r} takes no pre-retrieval (it registers no dataset transform; its index is built from the raw texts)", field="preretrieval")
-    return ds, options, False
-
-# %% ../nbs/06_retrieval.ipynb #99df9023
-def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
-                   method="bm25",         # a registered method name or its `Method`, or an object following `Retriever`
-                   *,
-                   preretrieval=None,     # the switch of the method's dataset transform: None = its default; True/False; or a configuration (P2: a `PreRetrievalConfig`)
-                   k=(10, 20),            # nDCG cut-offs
-                   recall_k=(100,),       # recall cut-offs
-                   max_queries:int|None=None, # evaluate a sample of this many judged queries (None: all)
-                   seed:int=0,            # seed of that sample
-                   excluded:dict|None=None, # {qid: doc ids never returned}; None = the dataset's own (BRIGHT) or none
-                   progress:bool=False,   # a progress bar (stderr) over the queries
-                   engine:str="local",    # 'local' | 'ray': the query batches searched by Ray actors, each building the retriever once (`finrag.scale.ray_map`)
-                   address:str|None=None, # engine 'ray': a running cluster (None: a local one)
-                   workers:int|None=None, # engine 'ray': actors (None: the cluster's CPUs)
-                   **options              # the method's builder options (see `make_retriever`)
-                  ) -> RetrievalResult:
-    """Build `method` over the corpus, search the judged queries, evaluate (see above); `InputError` on bad input.
-    `engine="ray"` splits the queries into shards searched by the same `search` in Ray actors (a method name is
-    rebuilt in each actor with the same options, a retriever object is pickled to them) and merges the runs: the
-    same run and metrics as the local loop."""
-    ks, rks = _cutoffs(k), _cutoffs(recall_k)
-    ds = dataset.judged() if max_queries is None else dataset.sample(n_queries=max_queries, seed=seed)
-    if not ds.queries: raise InputError(f"dataset {dataset.name!r} has no judged query (a relevant judgement, grade > 0): nothing to evaluate", field="qrels")
-    excluded = getattr(dataset, "excluded", None) if excluded is None else excluded
-    from finrag.scale import check_engine, require_ray
-    if check_engine(engine) == "ray": require_ray()
-    t0 = time.perf_counter()
-    if isinstance(method, (str, Method)):
-        m = get_method(method)                                  # resolved once; `make_retriever` takes the Method
-        ds, options, applied = _prepare(m, ds, preretrieval, options)
-        retr, batch = make_retriever(m, ds.corpus, **options), m.batch
-    else:
-        if not isinstance(method, Retriever): raise InputError(f"{method!r} is neither a method name nor a retriever", field="method")
-        retr, batch, applied = method, 64, getattr(method, "cfg", None) is not None
-    t1 = time.perf_counter()
-    from tqdm.auto import tqdm
-    run, qids = {}, list(ds.queries)
-    if engine == "ray": run = _ray_search(retr, method, ds, options, qids, batch, max(ks + rks), excluded, workers, address)
-    else:
-        with tqdm(total=len(qids), desc=getattr(retr, "name", str(method)), unit="query", disable=not progress, file=sys.stderr) as bar:
-            for i in range(0, len(qids), batch):
-                part = {q: ds.queries[q] for q in qids[i:i + batch]}
-                run |= retr.search(part, k=max(ks + rks), excluded=excluded)
-                bar.update(len(part))
-    t2 = time.perf_counter()
-    ev = evaluate(run, ds.qrels, ks, rks)
-    names = [f"ndcg@{c}" for c in ks] + [f"recall@{c}" for c in rks]
-    return RetrievalResult(dataset.name, getattr(retr, "label", None) or getattr(retr, "name", str(method)), applied, ev["n_queries"], {n: ev[n] for n in names},
-                           t1 - t0, t2 - t1, 1000 * (t2 - t1) / max(len(qids), 1), **_llm_cost(retr), n_empty=ev["n_empty"],
-                           n_unjudged=len(set(dataset.queries) - set(dataset.judged().queries)), per_query=ev["per_query"],
-                           run=run, notes=list(getattr(retr, "notes", [])))

@@ -133,7 +133,8 @@ IMPORT_ORDER_PROBE = r"""
 import json, sys
 if sys.argv[1] == "papers-first": import finrag.methods          # registers P2's transform and the papers' methods
 from finrag.data import load_beir
-from finrag.retrieval import METHODS, eval_retrieval
+from finrag.retrieval import METHODS
+from finrag.evaluation import eval_retrieval
 ds = load_beir(sys.argv[2])
 out = {}
 for m in ("bm25", "dense", "hybrid"):

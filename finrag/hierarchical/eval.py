@@ -11,7 +11,8 @@ import numpy as np, pandas as pd
 from scipy import stats
 from ..core import InputError
 from ..data import BeirDataset
-from ..retrieval import BM25Retriever, DenseRetriever, evaluate
+from ..retrieval import BM25Retriever, DenseRetriever
+from ..evaluation import evaluate
 from .preretrieval import PreRetrievalConfig, preprocess_dataset
 from ..protocol import split_queries
 from .rerank import Cascade

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 from ..data import BeirDataset
-from ..retrieval import eval_retrieval, evaluate
+from ..evaluation import eval_retrieval, evaluate
 
 # %% auto #0
 __all__ = ['METRICS', 'TREE_FIELDS', 'retrieval_metrics', 'cost_summary', 'lattice_eval', 'tree_stats', 'first_then']

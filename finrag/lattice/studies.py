@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from ..core import atomic_write
 from ..data import BeirDataset
-from ..retrieval import evaluate
+from ..evaluation import evaluate
 from ..stats import bootstrap_ci, paired_bootstrap_ci
 from ..protocol import best_mean, within_share_of
 
@@ -32,7 +32,7 @@ def lattice_slice(ds:BeirDataset,   # a dataset with qrels (e.g. `finrag.dataset
 def per_query_ndcg(run:dict,    # {qid: {doc id: score}}
                    qids,        # the queries scored (each with qrels); a query missing from `run` = an empty ranking
                    qrels:dict) -> dict:
-    "{qid: nDCG@10} of `run` over `qids` (`finrag.retrieval.evaluate`, trec_eval semantics)."
+    "{qid: nDCG@10} of `run` over `qids` (`finrag.evaluation.evaluate`, trec_eval semantics)."
     pq = evaluate({q: run.get(q, {}) for q in qids}, {q: qrels[q] for q in qids}, k=(10,), recall_k=(100,))["per_query"]
     return {q: pq[q]["ndcg@10"] for q in qids}
 
