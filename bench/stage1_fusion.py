@@ -10,7 +10,7 @@ judged queries, the methods exactly as `finrag eval retrieval` runs them (`finra
 - `rrf`: `--method hierarchical --stage1 hybrid`, stage 1 alone: RRF of BM25 (pre-retrieved text) and MiniLM (raw text), the old default;
 - `default`: `--method hierarchical` with its defaults (stage 1 `[hierarchical] stage1`, no stage 2);
 - `zsum:auto[:power]` (a candidate): z-sum with each member's z-scores weighted by its label-free pseudo-query MRR@10 on that
-  corpus (`finrag.hierarchical.rerank.pseudo_weights`: held-out sentences / table rows searched for their source document);
+  corpus (`finrag.hierarchical.pseudo.pseudo_weights`: held-out sentences / table rows searched for their source document);
 - `splade` (reported, not a member of the criterion): `--stage1 splade`, splade-tiny on the raw text (the `splade` extra;
   `--no-splade` skips it and the candidates that use it: `zsum3`, `rrf3`, `agree3`).
 

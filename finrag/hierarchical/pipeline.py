@@ -17,7 +17,7 @@ from ..retrieval import doc_text, register_method, register_transform
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer
-from .rerank import corpus_pseudo_accuracy, pseudo_weights
+from .pseudo import corpus_pseudo_accuracy, pseudo_weights
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
 
 # %% auto #0

@@ -4,7 +4,6 @@
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #98317b11
 from __future__ import annotations
-import json, random, re, time
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 import numpy as np
@@ -18,9 +17,8 @@ from ..retrieval import BM25Retriever, corpus_embeddings, doc_text
 from ..fusion import POOL_FUSIONS, _pool_rrf, fuse_pool   # the core's pool fusions (nbs/06d)
 
 # %% auto #0
-__all__ = ['PSEUDO_N', 'PSEUDO_WORDS', 'PSEUDO_VERSION', 'PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION',
-           'FUSIONS', 'Scorer', 'BM25Scorer', 'BiEncoderScorer', 'SpladeScorer', 'HybridScorer', 'pseudo_queries',
-           'pseudo_accuracy', 'pseudo_weights', 'corpus_pseudo_accuracy', 'MaxSimScorer', 'load_cross_encoder',
+__all__ = ['PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer',
+           'BiEncoderScorer', 'SpladeScorer', 'HybridScorer', 'MaxSimScorer', 'load_cross_encoder',
            'CrossEncoderScorer', 'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade']
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #1575c1b6
@@ -147,100 +145,6 @@ class HybridScorer:
         "(len(docs),) fused scores: rrf in (0, n_scorers/(rrf_k+1)], z unbounded (0 = every member's pool mean)."
         if not len(docs): return np.zeros(0)
         return fuse_pool([sc.score(query, docs, ids) for sc in self.scorers], self.fusion, self.weights, self.rrf_k)
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #ea67ad79
-PSEUDO_N = 200          # pseudo-queries per corpus (`pseudo_queries`)
-PSEUDO_WORDS = (8, 25)  # a pseudo-query's length in words: spans shorter are skipped, longer cut to the first 25 words
-
-def _spans(text:str, lo:int, hi:int) -> list:
-    "[(the text held out, the query)] of one document: sentences of >= `lo` words, table rows (`|` cells joined) of >= `lo` − 2 words with a 3-letter word; the query is the span's first `hi` words."
-    out = []
-    for line in (text or "").split("\n"):
-        if "|" in line:
-            s = " ".join(c.strip() for c in line.split("|") if c.strip())
-            if len(s.split()) >= lo - 2 and re.search(r"[A-Za-z]{3}", s): out.append((line, " ".join(s.split()[:hi])))
-            continue
-        for sent in re.split(r"(?<=[.!?;])\s+", line):
-            w = sent.split()
-            if len(w) >= lo and sum(ch.isalpha() for ch in sent) > 0.5*len(sent): out.append((sent, " ".join(w[:hi])))
-    return out
-
-def pseudo_queries(corpus:dict,           # doc id -> {"title", "text"} (the raw text)
-                   n:int=PSEUDO_N,        # pseudo-queries in all (fewer when the corpus has fewer usable spans)
-                   seed:int=0,
-                   words:tuple=PSEUDO_WORDS) -> list:
-    "Label-free pseudo-queries in rounds: each round {doc id: (query, the document with the query's span held out)}, one per document per round, `n` in all; spans found in more than one document (boilerplate) skipped; seeded."
-    from collections import Counter
-    lo, hi = words
-    cand = {d: _spans(corpus[d].get("text", ""), lo, hi) for d in corpus}
-    seen = Counter(q.lower() for v in cand.values() for q in {q for _, q in v})
-    rng = random.Random(seed)
-    left = {d: rng.sample(u, len(u)) for d, v in cand.items() if (u := [s for s in v if seen[s[1].lower()] == 1])}
-    rounds, total = [], 0
-    while total < n and left:
-        r = {}
-        for d in rng.sample(sorted(left), min(len(left), n - total)):
-            full, q = left[d].pop()
-            if not left[d]: del left[d]
-            r[d] = (q, {**corpus[d], "text": corpus[d]["text"].replace(full, " ")})
-        rounds.append(r); total += len(r)
-    return rounds
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #55e60e9f
-def _corpus_ids(scorer) -> list:
-    "The corpus ids a member scorer was built on (BM25 index, bi-encoder vectors)."
-    if getattr(scorer, "retriever", None) is not None: return list(scorer.retriever.ids)
-    if getattr(scorer, "pos", None): return list(scorer.pos)
-    raise InputError(f"{getattr(scorer, 'name', scorer)!r} was not built on a corpus (pseudo-queries need one)", field="scorers")
-
-def pseudo_accuracy(scorers:list,            # member scorers built on the corpus (`BM25Scorer`, `BiEncoderScorer`)
-                    rounds:list,             # `pseudo_queries(raw corpus)`
-                    views:list|None=None,    # per member: raw held-out document -> that member's document (e.g. pre-retrieval); None = as is
-                    query_fn=None,           # pseudo-query -> the text the members score (the pipeline's query steps); None = as is
-                    k:int=10) -> np.ndarray:
-    "(len(scorers), n_queries) reciprocal rank of each pseudo-query's source document (0 beyond `k`; ties count against it) per member, each round's documents held out at once (`heldout`)."
-    views = views or [None]*len(scorers)
-    out = [[] for _ in scorers]
-    for r in rounds:
-        qs = [(d, q if query_fn is None else query_fn(q)) for d, (q, _) in r.items()]
-        for i, (sc, view) in enumerate(zip(scorers, views)):
-            h = sc.heldout({d: (doc if view is None else view(doc)) for d, (_, doc) in r.items()})
-            ids = _corpus_ids(h); pos = {d: j for j, d in enumerate(ids)}
-            for d, q in qs:
-                s = np.nan_to_num(np.asarray(h.score(q, ids, ids), dtype=np.float64), nan=-np.inf)
-                rank = int((s >= s[pos[d]]).sum())          # 1 = alone at the top; ties rank it below the tied ones
-                out[i].append(1/rank if rank <= k else 0.0)
-    return np.array(out, dtype=np.float64).reshape(len(scorers), -1)
-
-def pseudo_weights(accuracy,           # (k,) a member accuracy each (e.g. pseudo MRR@10)
-                   power:float=1.0) -> np.ndarray:
-    "(k,) z-score weights (accuracy / best accuracy) ** power: the best member 1, a member at half its accuracy 0.5 ** power; all 1 when every accuracy is 0."
-    a = np.clip(np.asarray(accuracy, dtype=np.float64), 0, None)
-    if power < 0: raise InputError(f"power must be >= 0, got {power}", field="power")
-    return (a/a.max())**power if a.max() > 0 else np.ones(len(a))
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #69eeac41
-PSEUDO_VERSION = 1   # bump when `pseudo_queries` / `pseudo_accuracy` change: the cached estimates are then measured anew
-
-def corpus_pseudo_accuracy(scorers:list, raw:dict, views:list|None=None, query_fn=None,
-                           n:int=PSEUDO_N, seed:int=0, k:int=10,
-                           cache_key:str="",       # what else the members depend on (their corpora, model ids)
-                           cache_dir=None) -> dict:  # folder; None = `<settings.cache_dir>/pseudo`; False = no cache
-    "{'members', 'mrr@10', 'n', 'seconds'} of `pseudo_accuracy` on `pseudo_queries(raw, n, seed)`, cached as JSON by corpus and members (atomic write)."
-    import hashlib
-    from finrag.core import atomic_write
-    from finrag.retrieval import corpus_hash
-    names = [getattr(s, "name", type(s).__name__) for s in scorers]
-    key = hashlib.sha1(json.dumps([PSEUDO_VERSION, corpus_hash(raw), cache_key, names, n, seed, k]).encode()).hexdigest()[:24]
-    path = None if cache_dir is False else (Path(cache_dir) if cache_dir is not None else get_settings().cache_dir/"pseudo")/f"{key}.json"
-    if path is not None and path.exists(): return json.loads(path.read_text())
-    t0 = time.perf_counter()
-    rr = pseudo_accuracy(scorers, pseudo_queries(raw, n, seed), views, query_fn, k)
-    out = {"members": names, f"mrr@{k}": [round(float(x), 4) for x in rr.mean(axis=1)] if rr.size else [0.0]*len(scorers),
-           "n": int(rr.shape[1]), "seconds": round(time.perf_counter() - t0, 1)}
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True); atomic_write(path, json.dumps(out).encode())
-    return out
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #c7d40ea8
 class MaxSimScorer:
