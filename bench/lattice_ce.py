@@ -27,7 +27,8 @@ from finrag.graphrag.eval import jsonable
 from finrag.evaluation import evaluate
 from finrag.lattice.build import build_tree
 from finrag.lattice.eval import tree_stats
-from finrag.lattice.search import LatticeRetriever, fuse_runs
+from finrag.lattice.search import LatticeRetriever
+from finrag.lattice.plus import fuse_runs
 from finrag.protocol import choose_never_below, record, report_vs, split_queries
 from finrag.lattice.studies import (_baseline_runs, cached_lattice_runs, lattice_slice, ndcg_summary, paired_diff, per_query_ndcg)
 import finrag.lattice.search as search_mod

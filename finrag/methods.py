@@ -7,7 +7,7 @@ from __future__ import annotations
 from .retrieval import METHODS, Method, get_method, make_retriever, methods, register_method
 from .evaluation import eval_retrieval
 import finrag.hierarchical.pipeline   # noqa: F401 -- P2: hierarchical; pre-retrieval as the transform of bm25 (on), dense, hybrid (off)
-import finrag.lattice.search          # noqa: F401 -- P3: lattice, lattice++
+import finrag.lattice.plus            # noqa: F401 -- P3: lattice, lattice++
 
 # %% auto #0
 __all__ = ['METHODS', 'Method', 'eval_retrieval', 'get_method', 'make_retriever', 'methods', 'register_method']

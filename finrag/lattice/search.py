@@ -16,8 +16,8 @@ from .calibration import CalibModel, sample_calibration_leaves
 from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SCORERS', 'QUERY_TOKEN_BUDGET', 'FUSIONS', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch',
-           'LatticeRetriever', 'fuse_runs', 'LatticeFusion', 'lattice_retriever', 'lattice_plus_retriever']
+__all__ = ['PATH_FLOOR', 'SCORERS', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch',
+           'LatticeRetriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -374,116 +374,3 @@ class LatticeRetriever:
     def label(self) -> str:
         "The name results are reported under: the method, its scorer and beam (e.g. 'lattice(pointwise, beam 2)')."
         return f"{self.name}({self.config['scorer']}, beam {self.beam})"
-
-# %% ../../nbs/36_lattice.search.ipynb #f1e9dde6
-from ..retrieval import HybridRetriever
-
-FUSIONS = ("rrf", "z")   # weighted reciprocal-rank fusion | weighted sum of standard scores (P2's `zsum`)
-
-def fuse_runs(runs:list,          # runs {qid: {doc id: score}}, each ranked by its own scores
-              fusion:str="rrf",   # 'rrf' | 'z' (`FUSIONS`)
-              weights=None,       # one weight per run; None = all 1; a run of weight 0 adds no documents
-              rrf_k:float=60) -> dict:
-    "The weighted fusion, best first per query: 'rrf' Σ w/(rrf_k + rank) (`finrag.retrieval.rrf` of each run: a document a run lacks gets 0 from it) | 'z' Σ w·zscore over the query's pool (`finrag.fusion.fuse_pool`: a document a run lacks gets that run's lowest z)."
-    from finrag.retrieval import rrf
-    from finrag.fusion import fuse_pool
-    if fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
-    w = [1.0] * len(runs) if weights is None else [float(x) for x in weights]
-    if len(w) != len(runs): raise InputError(f"{len(w)} weights for {len(runs)} runs", field="weights")
-    used = [(wi, r) for wi, r in zip(w, runs) if wi]
-    if fusion == "rrf": used = [(wi, rrf([r], rrf_k)) for wi, r in used]
-    out = {}
-    for q in dict.fromkeys(q for r in runs for q in r):
-        if fusion == "rrf":
-            acc = {}
-            for wi, r in used:
-                for d, s in r.get(q, {}).items(): acc[d] = acc.get(d, 0.0) + wi * s
-        else:
-            pool = list(dict.fromkeys(d for _, r in used for d in r.get(q, {})))
-            acc = dict(zip(pool, fuse_pool([np.array([r.get(q, {}).get(d, np.nan) for d in pool]) for _, r in used], "z", [wi for wi, _ in used]).tolist()))
-        out[q] = dict(sorted(acc.items(), key=lambda x: -x[1]))
-    return out
-
-class LatticeFusion(HybridRetriever):
-    "LATTICE++: weighted fusion (`fuse_runs`) of a `LatticeRetriever`'s leaf ranking with cheap retrievers (default BM25 + dense); LLM cost in `query_stats`."
-    name = "lattice++"
-    def __init__(self,
-                 lattice:LatticeRetriever,
-                 others:list,              # cheap retrievers (`Retriever` protocol), e.g. [BM25Retriever, DenseRetriever]
-                 k:float=60,               # RRF constant
-                 depth:int|None=None,      # each run's depth; None = max(k_search, 100)
-                 fusion:str="rrf",         # 'rrf' | 'z' (`fuse_runs`)
-                 weights=None):            # one weight per run, LATTICE first; None = all 1
-        super().__init__([lattice, *others], k, depth)
-        if fusion not in FUSIONS: raise InputError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}", field="fusion")
-        if weights is not None and len(weights) != len(self.retrievers):
-            raise InputError(f"{len(weights)} weights for {len(self.retrievers)} runs (LATTICE first)", field="weights")
-        self.lattice, self.runs, self.fusion, self.weights = lattice, {}, fusion, None if weights is None else [float(w) for w in weights]
-
-    @classmethod
-    def from_corpus(cls, lattice:LatticeRetriever, corpus:dict, embedder=None, k:float=60, fusion:str="rrf", weights=None) -> LatticeFusion:
-        "LATTICE++ with BM25 and dense retrieval over `corpus`."
-        from finrag.retrieval import BM25Retriever, DenseRetriever
-        return cls(lattice, [BM25Retriever(corpus), DenseRetriever(corpus, embedder)], k, fusion=fusion, weights=weights)
-
-    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
-        "The fused run, best `k` per query; the component runs in `.runs` (by retriever name)."
-        depth = self.depth or max(k, 100)
-        self.runs = {getattr(r, "name", str(j)): r.search(queries, k=depth, excluded=excluded) for j, r in enumerate(self.retrievers)}
-        fused = fuse_runs(list(self.runs.values()), self.fusion, self.weights, self.rrf_k)
-        return {q: dict(list(fused.get(q, {}).items())[:k]) for q in queries}
-
-    @property
-    def query_stats(self) -> dict: return self.lattice.query_stats
-    @property
-    def fusion_label(self) -> str:
-        "The fusion in words, e.g. 'rrf k=60' or 'z w=2,1,1'."
-        w = "" if self.weights is None else " w=" + ",".join(f"{x:g}" for x in self.weights)
-        return (f"rrf k={self.rrf_k:g}" if self.fusion == "rrf" else "z") + w
-    @property
-    def config(self) -> dict: return {**self.lattice.config, "fusion": self.fusion_label, "with": [r.name for r in self.retrievers[1:]]}
-    @property
-    def label(self) -> str: return f"{self.name}({self.lattice.config['scorer']}, beam {self.lattice.beam}; {self.fusion_label} with {', '.join(self.config['with'])})"
-
-# %% ../../nbs/36_lattice.search.ipynb #a06cfeed
-def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})
-                      tree=None,     # a `SemanticTree` or the path of its JSON file (`finrag lattice build`)
-                      scorer=None,   # None = `[lattice] scorer`; llm (the paper's) | embedding (no LLM) | hybrid (deviations)
-                      **kw           # `LatticeRetriever` options (beam, iterations, llm, token_budget, ...)
-                     ) -> LatticeRetriever:
-    "A `LatticeRetriever` over `tree`, checked against `corpus` (see above); `InputError` without a tree or for another corpus' tree."
-    if tree is None: raise InputError("method 'lattice' needs a tree: --tree TREE.json (build one with `finrag lattice build`)", field="tree")
-    r = LatticeRetriever(tree, scorer=scorer, **{"progress": False, **kw})
-    leaves = {l.doc_id for l in r.tree.leaves()}
-    unknown, missing = sorted(leaves - set(corpus)), sorted(set(corpus) - leaves)
-    if len(unknown) == len(leaves):
-        raise InputError(f"none of the tree's {len(leaves)} leaves is a document of this corpus: the tree was built from another "
-                         "corpus (rebuild it with `finrag lattice build --data ...`)", tree if not isinstance(tree, SemanticTree) else None, field="tree")
-    r.notes = ([f"{len(unknown)} leaves of the tree are not in this corpus (e.g. {unknown[0]!r})"] if unknown else []) + \
-              ([f"{len(missing)} of {len(corpus)} corpus documents are not in the tree and can never be retrieved "
-                f"(e.g. {missing[0]!r}; a tree built with --limit?)"] if missing else [])
-    return r
-
-from ..retrieval import register_method
-register_method("lattice", lattice_retriever, batch=1, doc="LATTICE search over a tree (--tree)")
-
-# %% ../../nbs/36_lattice.search.ipynb #4ca20e85
-def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
-                           rrf_k:float|None=None, # RRF constant of the fusion; None = `[lattice] fusion_rrf_k`
-                           embedder=None,    # the dense retriever's embedder; None = `get_embedder()`
-                           others:list|None=None, # cheap retrievers already built over `corpus` (e.g. to share their index); None = BM25 + dense
-                           fusion:str|None=None,  # 'rrf' | 'z'; None = `[lattice] fusion`
-                           weights=None,     # (LATTICE, BM25, dense) weights; None = `[lattice] fusion_weights` (with `fusion` and `others` None) or all 1
-                           **kw) -> LatticeFusion:
-    "LATTICE++ (`LatticeFusion`) over `tree`, checked against `corpus` like `lattice_retriever`; its `notes` are LATTICE's."
-    lat = lattice_retriever(corpus, tree, scorer, **kw)
-    L = get_settings().lattice                  # the shipped fusion: results/p3_ce.json (chosen on development halves)
-    rrf_k = L.fusion_rrf_k if rrf_k is None else rrf_k
-    if fusion is None:                          # the settings' weights are for the default runs (LATTICE, BM25, dense)
-        fusion, weights = L.fusion, (list(L.fusion_weights) if weights is None and others is None else weights)
-    f = (LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k, fusion, weights) if others is None
-         else LatticeFusion(lat, others, rrf_k, fusion=fusion, weights=weights))
-    f.notes = lat.notes
-    return f
-
-register_method("lattice++", lattice_plus_retriever, batch=1, doc="LATTICE++: fusion of LATTICE with BM25 and dense (--tree)")

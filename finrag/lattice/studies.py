@@ -68,7 +68,7 @@ def fusion_scores(members:list,   # runs [LATTICE, BM25, dense] (the order of `f
                   qids,           # the development queries the choice sees
                   qrels:dict) -> dict:
     "{(fusion, rrf_k, weights): mean nDCG@10 on `qids`} of every `fusion_grid` candidate (`fuse_runs`), in the grid's order: `finrag.protocol.best_mean` of it keeps the first (simpler) of equal values."
-    from finrag.lattice.search import fuse_runs
+    from finrag.lattice.plus import fuse_runs
     return {(f, k, w): float(np.mean(list(per_query_ndcg(fuse_runs(members, f, w, k), qids, qrels).values()))) for f, k, w in fusion_grid()}
 
 # %% ../../nbs/37c_lattice.studies.ipynb #6dcab901
@@ -111,7 +111,7 @@ HYBRID_BASELINES = ("bm25", "dense", "hybrid rrf", "hybrid z")
 def _baseline_runs(ds, allq:dict) -> tuple[dict, dict]:
     "({method: run}, {method: s/query}) of BM25, dense and their RRF / z-score hybrids (P2's zsum stage 1) over `allq`."
     from finrag.retrieval import BM25Retriever, DenseRetriever
-    from finrag.lattice.search import fuse_runs
+    from finrag.lattice.plus import fuse_runs
     runs, secs = {}, {}
     for m, r in (("bm25", BM25Retriever(ds.corpus)), ("dense", DenseRetriever(ds.corpus))):
         t0 = time.perf_counter(); runs[m] = r.search(allq, k=100); secs[m] = (time.perf_counter() - t0) / len(allq)
@@ -162,7 +162,8 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     from finrag.config import get_settings
     from finrag.protocol import split_queries
     from finrag.lattice.build import build_tree
-    from finrag.lattice.search import LatticeRetriever, fuse_runs
+    from finrag.lattice.search import LatticeRetriever
+    from finrag.lattice.plus import fuse_runs
     from finrag.lattice.eval import tree_stats
     t_all = time.perf_counter()
     folder = Path(cache_dir if cache_dir is not None else get_settings().cache_dir) / "bench" / "p3_hybrid" / ds.name
