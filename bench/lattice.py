@@ -39,7 +39,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from finrag.config import redact
-from finrag.data import BeirDataset
+from finrag.beir import BeirDataset
 from finrag.datasets import load_dev
 
 

@@ -34,7 +34,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
                        max_queries:int|None=None, seed:int=0, progress:bool=False, engine:str="local", address:str|None=None,
                        workers:int|None=None):
     "Load the BEIR folder and run `finrag.evaluation.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`. `FinragError` for an unknown method or a bad option, before the data is read."
-    from finrag.data import load_beir
+    from finrag.beir import load_beir
     from finrag.methods import eval_retrieval, get_method   # every paper's methods registered
     m = get_method(method)                                  # resolved once; an unknown method fails before the data is read
     if max_queries is not None and max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")

@@ -4,20 +4,18 @@
 
 # %% ../nbs/02_data.ipynb #7fe33e82
 from __future__ import annotations
-import codecs, csv, dataclasses, io, json, re
-from dataclasses import dataclass, field, replace
+import csv, dataclasses, io, json, re
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from dateutil import parser as _dateparser
-from fastcore.basics import patch
-from .core import FinragError, InputError, LoadReport, stable_id
+from .core import InputError, LoadReport, stable_id
 
 # %% auto #0
 __all__ = ['FNSPID_COLUMNS', 'require_file', 'read_text', 'encoding_problem', 'parse_date', 'title_from_url', 'NewsItem',
-           'iter_json_records', 'iter_csv_records', 'iter_table_rows', 'load_news', 'BeirDataset', 'write_beir',
-           'beir_text', 'read_corpus', 'read_queries', 'read_qrels', 'load_beir', 'beir_corpus']
+           'iter_json_records', 'iter_csv_records', 'iter_table_rows', 'load_news']
 
 # %% ../nbs/02_data.ipynb #5cfd52ae
 def require_file(path, what:str="file") -> Path:
@@ -268,199 +266,3 @@ def load_news(path,                   # a news file: FNSPID CSV, generic CSV, or
         if limit is not None and len(items) >= limit: break
     report.n_ok = len(items)
     return items, report
-
-# %% ../nbs/02_data.ipynb #0a26e3d1
-@dataclass
-class BeirDataset:
-    "A retrieval benchmark: corpus, queries and graded relevance judgements (qrels), BEIR's three files."
-    name: str
-    corpus: dict    # doc id -> {"title": str, "text": str}
-    queries: dict   # query id -> query text
-    qrels: dict     # query id -> {doc id: relevance (int)}
-    report: LoadReport|None = field(default=None, compare=False)  # what the load skipped (None when built in memory)
-
-    def __repr__(self):
-        n = sum(len(v) for v in self.qrels.values())
-        return (f"BeirDataset({self.name!r}: {len(self.corpus):,} docs, {len(self.queries):,} queries, "
-                f"{n:,} qrels for {len(self.qrels):,} queries)")
-
-    def subset(self, query_ids) -> BeirDataset:
-        "These queries (in the given order) and their qrels, with the full corpus; `InputError` on an unknown id."
-        query_ids = [str(q) for q in query_ids]
-        unknown = [q for q in query_ids if q not in self.queries]
-        if unknown: raise InputError(f"unknown query id(s) {unknown[:5]} in dataset {self.name!r}", field="query-id")
-        return BeirDataset(self.name, self.corpus, {q: self.queries[q] for q in query_ids},
-                           {q: dict(self.qrels[q]) for q in query_ids if q in self.qrels})
-
-# %% ../nbs/02_data.ipynb #c9d0bc44
-@patch
-def judged(self:BeirDataset) -> BeirDataset:
-    "The queries with at least one relevant judgement (grade > 0), in qrels order, their qrels and the whole corpus."
-    qids = [q for q, rel in self.qrels.items() if q in self.queries and any(g > 0 for g in rel.values())]
-    return replace(self, queries={q: self.queries[q] for q in qids}, qrels={q: dict(self.qrels[q]) for q in qids}, report=None)
-
-# %% ../nbs/02_data.ipynb #1761e753
-@patch
-def sample(self:BeirDataset,
-           n_queries:int|None=None, # judged queries to keep; None = all
-           n_docs:int|None=None,    # documents to keep; None = the whole corpus
-           gold_first:bool=True,    # keep the kept queries' relevant documents before any other
-           seed:int|None=None       # None = the first ones (file order); an int = a seeded random draw
-          ) -> BeirDataset:
-    "A smaller dataset of judged queries (see above); `InputError` when a count is not positive."
-    import random
-    for n, f in ((n_queries, "n_queries"), (n_docs, "n_docs")):
-        if n is not None and n < 1: raise InputError(f"{f} {n}: give a positive number", field=f)
-    ds = self.judged(); qids = list(ds.queries)
-    if n_queries is not None and n_queries < len(qids):
-        qids = qids[:n_queries] if seed is None else sorted(random.Random(seed).sample(sorted(qids), n_queries))
-    corpus = self.corpus
-    if n_docs is not None and n_docs < len(corpus):
-        gold = [d for q in qids for d, g in ds.qrels[q].items() if g > 0 and d in corpus] if gold_first else []
-        gold = list(dict.fromkeys(gold))[:n_docs]
-        rest = [d for d in corpus if d not in set(gold)]
-        rest = rest[:n_docs - len(gold)] if seed is None else random.Random(seed).sample(rest, n_docs - len(gold))
-        keep = set(gold) | set(rest)
-        corpus = {d: corpus[d] for d in corpus if d in keep}
-    qrels = {q: {d: g for d, g in ds.qrels[q].items() if d in corpus} for q in qids}
-    return replace(ds, corpus=corpus, queries={q: ds.queries[q] for q in qids}, qrels=qrels)
-
-# %% ../nbs/02_data.ipynb #33d19b02
-def write_beir(ds:BeirDataset,      # the dataset to write
-               folder,              # the output folder (created)
-               split:str="test"     # qrels file name: qrels/<split>.tsv
-              ) -> Path:
-    "Write `ds` as BEIR files (`corpus.jsonl`, `queries.jsonl`, `qrels/<split>.tsv`) into `folder`; returns it."
-    out = Path(folder); (out/"qrels").mkdir(parents=True, exist_ok=True)
-    with open(out/"corpus.jsonl", "w", encoding="utf-8") as f:
-        for i, d in ds.corpus.items():
-            f.write(json.dumps({"_id": i, "title": d.get("title", ""), "text": d["text"]}, ensure_ascii=False) + "\n")
-    with open(out/"queries.jsonl", "w", encoding="utf-8") as f:
-        for i, t in ds.queries.items(): f.write(json.dumps({"_id": i, "text": t}, ensure_ascii=False) + "\n")
-    with open(out/"qrels"/f"{split}.tsv", "w", encoding="utf-8", newline="") as f:
-        w = csv.writer(f, delimiter="\t", lineterminator="\n")
-        w.writerow(["query-id", "corpus-id", "score"])
-        w.writerows([q, d, s] for q, rel in ds.qrels.items() for d, s in rel.items())
-    return out
-
-# %% ../nbs/02_data.ipynb #e49f9e88
-def _report(report, path): return report if report is not None else LoadReport(str(path))
-
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-def beir_text(path) -> tuple[str, str]:
-    "(text, encoding) of a BEIR file: UTF-8 (BOM or not), or UTF-16/UTF-32 when its byte-order mark says so; `InputError` naming the encoding of a BOM-less UTF-16/32 or binary file."
-    raw = require_file(path).read_bytes()
-    enc = next((e for bom, e in _BOMS if raw.startswith(bom)), None)
-    if enc:
-        try: return raw.decode(enc), enc
-        except UnicodeDecodeError as e: raise InputError(f"starts with a {enc.upper()} byte-order mark but is not valid {enc.upper()} ({e.reason} at byte {e.start}); re-save it as UTF-8", path) from None
-    head = raw[:4096]
-    if b"\x00" in head:
-        share = head.count(b"\x00") / len(head)
-        what = ("UTF-32 without a byte-order mark (three NUL bytes per letter)" if share > 0.6 else
-                "UTF-16 without a byte-order mark (a NUL byte between the letters)" if share > 0.3 else None)
-        raise InputError(f"looks like {what}: re-save it as UTF-8" if what else "is a binary file (NUL bytes), not BEIR JSONL/TSV text", path)
-    return read_text(path), "utf-8"
-
-# %% ../nbs/02_data.ipynb #384e6f41
-def read_corpus(path,                       # a BEIR corpus.jsonl: {"_id", "title"?, "text"} per line
-                strict:bool=True,           # raise the first bad row (False: skip and count it in `report`)
-                report:LoadReport|None=None # where counts and bad rows go (a new one when None)
-               ) -> dict:
-    "doc id -> {'title': str, 'text': str}, in file order."
-    path = require_file(path, "corpus file"); report = _report(report, path)
-    text, enc = beir_text(path)
-    corpus = {}
-    for i, rec in iter_json_records(path, report, strict, enc, text):
-        did, text, title = rec.get("_id"), rec.get("text"), rec.get("title") or ""
-        if did is None or str(did).strip() == "": report.skip(InputError("missing '_id'", path, i, "_id"), strict); continue
-        did = str(did)
-        if not isinstance(text, str): report.skip(InputError("missing 'text'", path, i, "text"), strict); continue
-        if not text.strip() and not str(title).strip(): report.skip(InputError("empty text and title", path, i, "text"), strict); continue
-        if did in corpus: report.skip(InputError(f"duplicate id {did!r}", path, i, "_id"), strict); continue
-        corpus[did] = {"title": str(title), "text": text}; report.n_ok += 1
-    return corpus
-
-# %% ../nbs/02_data.ipynb #47d3acba
-def read_queries(path,                       # a BEIR queries.jsonl: {"_id" or "query_id", "text"} per line
-                 strict:bool=True,           # raise the first bad row (False: skip and count it in `report`)
-                 report:LoadReport|None=None # where counts and bad rows go (a new one when None)
-                ) -> dict:
-    "query id -> query text, in file order."
-    path = require_file(path, "queries file"); report = _report(report, path)
-    text, enc = beir_text(path)
-    queries = {}
-    for i, rec in iter_json_records(path, report, strict, enc, text):
-        qid = rec.get("_id", rec.get("query_id"))
-        text = rec.get("text")
-        if qid is None or str(qid).strip() == "": report.skip(InputError("missing '_id'", path, i, "_id"), strict); continue
-        qid = str(qid)
-        if not isinstance(text, str) or not text.strip(): report.skip(InputError("empty query text", path, i, "text"), strict); continue
-        if qid in queries: report.skip(InputError(f"duplicate id {qid!r}", path, i, "_id"), strict); continue
-        queries[qid] = text.strip(); report.n_ok += 1
-    return queries
-
-# %% ../nbs/02_data.ipynb #8eef9c49
-def read_qrels(path,                        # a qrels TSV: query-id, corpus-id, score (header row optional)
-               queries:dict|None=None,      # when given, every query id must be in it
-               corpus:dict|None=None,       # when given, every doc id must be in it
-               strict:bool=True,            # raise the first bad row (False: skip and count it in `report`)
-               report:LoadReport|None=None  # where counts and bad rows go (a new one when None)
-              ) -> dict:
-    "query id -> {doc id: int relevance}; rows are numbered by file line (a header is line 1)."
-    path = require_file(path, "qrels file"); report = _report(report, path)
-    text, _ = beir_text(path)
-    lines = [l.rstrip("\r") for l in text.split("\n")]
-    first = 1
-    if lines and len(f := lines[0].split("\t")) == 3 and not re.fullmatch(r"\s*-?\d+\s*", f[2]): lines, first = lines[1:], 2
-    qrels = {}
-    for i, line in enumerate(lines, first):
-        if not line.strip(): continue
-        report.n_rows += 1
-        def bad(msg, fld=None): report.skip(InputError(msg, path, i, fld), strict)
-        if (msg := encoding_problem(line)): bad(msg); continue
-        f = [x.strip() for x in line.split("\t")]
-        if len(f) != 3: bad(f"{len(f)} tab-separated fields, expected 3 (query-id, corpus-id, score)"); continue
-        q, d, s = f
-        try: s = int(s)
-        except ValueError: bad(f"score {s!r} is not an integer", "score"); continue
-        if queries is not None and q not in queries: bad(f"unknown query id {q!r}", "query-id"); continue
-        if corpus is not None and d not in corpus: bad(f"unknown doc id {d!r}", "corpus-id"); continue
-        if d in qrels.get(q, {}): bad(f"duplicate judgement ({q}, {d})", "corpus-id"); continue
-        qrels.setdefault(q, {})[d] = s; report.n_ok += 1
-    return qrels
-
-# %% ../nbs/02_data.ipynb #db616595
-def load_beir(folder,               # a BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv
-              split:str="test",     # which qrels file
-              strict:bool=True      # raise the first bad row (False: skip it, see `ds.report`)
-             ) -> BeirDataset:
-    "The BEIR dataset in `folder` (name = folder name); `InputError` on a missing file or, when strict, a bad row."
-    d = Path(folder)
-    if not d.is_dir(): raise InputError("BEIR folder not found", d)
-    cp, qp, rp = require_file(d/"corpus.jsonl", "corpus file"), require_file(d/"queries.jsonl", "queries file"), d/"qrels"/f"{split}.tsv"
-    if not rp.is_file():
-        have = sorted(p.stem for p in (d/"qrels").glob("*.tsv"))
-        raise InputError(f"qrels for split '{split}' not found (splits here: {', '.join(have) or 'none'})", rp)
-    report = LoadReport(str(d))
-    corpus = read_corpus(cp, strict, report)
-    if not corpus: raise InputError("the corpus file holds no documents", cp)              # not "unknown doc id" for every judgement
-    queries = read_queries(qp, strict, report)
-    if not queries: raise InputError("the queries file holds no queries", qp)
-    qrels = read_qrels(rp, queries, corpus, strict, report)
-    return BeirDataset(d.name, corpus, queries, qrels, report)
-
-# %% ../nbs/02_data.ipynb #97f17ba2
-def beir_corpus(folder,             # a BEIR folder
-                split:str="test",   # the qrels that pick the gold documents when `limit` is given
-                limit:int|None=None # keep this many documents; None = the whole corpus (queries and qrels not read)
-               ) -> BeirDataset:
-    "The corpus of a BEIR folder as a `BeirDataset` (no queries without `limit`); `FinragError` for a missing corpus or a limit below 1."
-    if limit is None:
-        p = Path(folder)
-        if not (p/"corpus.jsonl").is_file(): raise FinragError(f"{p}: BEIR folder not found or without corpus.jsonl")
-        return BeirDataset(p.name, read_corpus(p/"corpus.jsonl"), {}, {})
-    ds = load_beir(folder, split)
-    if limit < 1: raise FinragError(f"--limit {limit}: give a positive number of documents")
-    return ds.sample(n_docs=limit)            # the gold documents first, then corpus order

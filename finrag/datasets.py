@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable
 from rapidfuzz import fuzz, process
 from .core import FinragError, InputError, LoadReport
-from .data import (BeirDataset, require_file, iter_csv_records, iter_json_records, read_corpus, read_qrels,
-                         read_queries, read_text, write_beir)
+from .data import require_file, iter_csv_records, iter_json_records, read_text
+from .beir import BeirDataset, read_corpus, read_qrels, read_queries, write_beir
 
 # %% auto #0
 __all__ = ['SCIFACT_CORPUS', 'NO_EXCLUSION', 'DATASETS', 'BRIGHT_DOMAINS', 'tatqa_document', 'tatqa_to_beir', 'normalize_text',

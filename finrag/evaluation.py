@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from .core import InputError, LoadReport
-from .data import BeirDataset
+from .beir import BeirDataset
 from .retrieval import Method, Retriever, get_method, make_retriever
 
 # %% auto #0

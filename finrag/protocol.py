@@ -6,7 +6,7 @@
 from __future__ import annotations
 import random
 from .core import InputError
-from .data import BeirDataset
+from .beir import BeirDataset
 
 # %% auto #0
 __all__ = ['ENVELOPE_KEYS', 'split_queries', 'split_ids', 'split_items', 'choose_never_below', 'report_vs', 'best_mean',

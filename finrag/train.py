@@ -7,7 +7,8 @@ from __future__ import annotations
 import csv, hashlib, json, math, os, platform, random, shutil, time
 from pathlib import Path
 from .core import InputError, LoadReport, ModelUnavailableError, atomic_write
-from .data import BeirDataset, require_file
+from .data import require_file
+from .beir import BeirDataset
 from .protocol import split_queries
 from .relevance import query_window
 from .retrieval import BM25Retriever, doc_text

@@ -74,7 +74,7 @@ def test_ray_ingest_equals_local(stores, capsys):
 
 
 def test_ray_eval_retrieval_same_metrics(cluster):
-    from finrag.data import load_beir
+    from finrag.beir import load_beir
     from finrag.evaluation import eval_retrieval
     ds = load_beir(project_root()/"data/sample/beir_sample", "test")
     for method in ("dense",):          # dense: each actor rebuilds the retriever with its own embedder (the model-actor path)

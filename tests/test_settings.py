@@ -51,7 +51,7 @@ def _tree_dict(path) -> dict:
 
 def test_cli_and_library_build_the_same_tree(capsys, tmp_path):
     "`finrag lattice build` and `build_tree` take every default from the same [lattice] record (LLM-free options on both sides)."
-    from finrag.data import beir_corpus
+    from finrag.beir import beir_corpus
     from finrag.lattice.build import build_tree
     beir = ROOT / "data" / "sample" / "beir_sample"
     code, out, err = run_cli(capsys, "lattice", "build", "--data", beir, "--out", tmp_path / "cli.json",

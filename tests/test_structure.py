@@ -100,7 +100,7 @@ def test_no_paper_imports_another():
     own = lambda m: next((p for p in papers if m == p or m.startswith(p + ".")), None)
     bad = {m: sorted(t for t in g[m] if own(t) and own(t) != own(m)) for m in g if own(m)}
     assert {m: t for m, t in bad.items() if t} == {}, "a paper imports another paper"
-    assert "finrag.fusion" in g["finrag.lattice.search"] and "finrag.fusion" in g["finrag.hierarchical.rerank"]   # both fuse with the core's
+    assert "finrag.fusion" in g["finrag.lattice.plus"] and "finrag.fusion" in g["finrag.hierarchical.rerank"]   # both fuse with the core's
 
 
 def _export_cells():
@@ -132,7 +132,7 @@ def test_export_cells_are_nbdev_sized():
 IMPORT_ORDER_PROBE = r"""
 import json, sys
 if sys.argv[1] == "papers-first": import finrag.methods          # registers P2's transform and the papers' methods
-from finrag.data import load_beir
+from finrag.beir import load_beir
 from finrag.retrieval import METHODS
 from finrag.evaluation import eval_retrieval
 ds = load_beir(sys.argv[2])

@@ -27,7 +27,7 @@ def answer(question:str=typer.Argument(..., help="The question."),
            split:bool=typer.Option(True, "--split/--no-split", help="Split/merge above the threshold (--no-split: cut to fit, one call)."),
            json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):
     "P2 end to end: hierarchical retrieval over the corpus, the top k answered, split/merge above the long-context threshold."
-    from finrag.data import read_corpus
+    from finrag.beir import read_corpus
     from finrag.hierarchical.pipeline import HierarchicalRetriever, answer_question
     f = Path(data)/"corpus.jsonl"
     if not f.is_file(): raise FinragError(f"{data}: BEIR folder not found or without corpus.jsonl")

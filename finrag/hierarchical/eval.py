@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np, pandas as pd
 from scipy import stats
 from ..core import InputError
-from ..data import BeirDataset
+from ..beir import BeirDataset
 from ..retrieval import BM25Retriever, DenseRetriever
 from ..evaluation import evaluate
 from .preretrieval import PreRetrievalConfig, preprocess_dataset

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, asdict
 from ..config import get_settings
 from ..core import InputError
-from ..data import BeirDataset
+from ..beir import BeirDataset
 from ..retrieval import doc_text
 from .normalize import PreRetrievalReport, Glossary, get_glossary, TypoCorrector, normalize_text, tables_to_json
 from ..llm import default_llm

@@ -11,7 +11,7 @@ from fastcore.basics import patch
 from ..core import FinragError, InputError, ModelUnavailableError, Timings
 from ..models import default_embedder
 from ..config import HierarchicalSettings, get_settings
-from ..data import BeirDataset
+from ..beir import BeirDataset
 from ..relevance import RELEVANCE_SYSTEM, query_window, check_cut, get_judge_llm, relevance_many, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text
 from ..fusion import POOL_FUSIONS, _pool_rrf, fuse_pool   # the core's pool fusions (nbs/06d)

@@ -12,7 +12,7 @@ from ..core import InputError, Timings
 from ..models import default_embedder
 from ..llm import default_llm
 from ..config import LatticeSettings, check_range, get_settings
-from ..data import BeirDataset
+from ..beir import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
 from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
 from ..core import defuse

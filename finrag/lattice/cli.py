@@ -32,7 +32,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
                   llm_depth:int=typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound); 0 = every level, the paper; default: [lattice] llm_depth."),
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
-    from finrag.data import beir_corpus
+    from finrag.beir import beir_corpus
     from finrag.lattice.build import build_tree
     from finrag.lattice.estimate import estimate_build
     from finrag.config import LatticeSettings
@@ -75,7 +75,7 @@ def _new_documents(data:Path, date:str|None) -> dict:
     from finrag.core import InputError
     if data.is_dir():
         if date is not None: raise InputError("--date selects articles of a news file, not of a BEIR folder", data, field="date")
-        from finrag.data import beir_corpus
+        from finrag.beir import beir_corpus
         return beir_corpus(data).corpus
     from finrag.data import load_news, parse_date
     items, _ = load_news(data)

@@ -5,7 +5,7 @@
 # %% ../../nbs/37_lattice.eval.ipynb #c347f962
 from __future__ import annotations
 import numpy as np
-from ..data import BeirDataset
+from ..beir import BeirDataset
 from ..evaluation import eval_retrieval, evaluate
 
 # %% auto #0

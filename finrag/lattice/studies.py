@@ -8,7 +8,7 @@ import itertools, json, os, random, time
 from pathlib import Path
 import numpy as np
 from ..core import atomic_write
-from ..data import BeirDataset
+from ..beir import BeirDataset
 from ..evaluation import evaluate
 from ..stats import bootstrap_ci, paired_bootstrap_ci
 from ..protocol import best_mean, within_share_of

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 from ..core import InputError, Timings
-from ..data import BeirDataset
+from ..beir import BeirDataset
 from ..llm import default_llm
 from ..config import get_settings
 from .tree import SemanticNode, SemanticTree, tree_stats
