@@ -65,7 +65,7 @@ def _missing(s:str, d:int, values:list) -> bool:
 
 
 def mismatches(readme:Path, root:Path) -> list[str]:
-    bad, text = [], readme.read_text(encoding="utf-8")
+    bad, text = [], re.sub(r"<!-- render: [\w-]+ -->.*?<!-- /render -->", "", readme.read_text(encoding="utf-8"), flags=re.S)   # rendered blocks: test_rendered_results_blocks_are_current
     for block in prose_blocks(text):
         files = sorted(set(re.findall(r"results/[\w.-]+\.json", block)))
         if not files or any(not (root/f).is_file() for f in files): continue
@@ -81,7 +81,8 @@ def mismatches(readme:Path, root:Path) -> list[str]:
     return bad
 
 
-PAGES = ("README.md", "docs/results.md", "docs/scaling.md", "docs/configuration.md")   # the front page and the lab journal
+PAGES = ("README.md", "docs/results.md", "docs/results-p1.md", "docs/results-p2.md", "docs/results-p3.md", "docs/performance.md",
+         "docs/scaling.md", "docs/configuration.md")   # the front page and the lab journal
 
 
 def test_readme_results_match_json():
@@ -136,3 +137,22 @@ def test_readme_test_count(request):
     m = TEST_COUNT.search((ROOT/"README.md").read_text(encoding="utf-8"))
     assert m, "the README states no test count '(N tests: ...'"
     assert int(m.group(1)) == len(request.session.items), f"README says {m.group(1)} tests, `make test` collects {len(request.session.items)}"
+
+
+def test_rendered_results_blocks_are_current():
+    "The results blocks of the README and the results pages are what tools/render_results.py renders from the envelopes now."
+    import sys
+    sys.path.insert(0, str(ROOT / "tools"))
+    import render_results
+    stale = [p for p in render_results.PAGES if (ROOT / p).exists() and render_results.render((ROOT / p).read_text(encoding="utf-8"))[0] != (ROOT / p).read_text(encoding="utf-8")]
+    assert stale == [], f"stale results blocks in {stale}: run python tools/render_results.py"
+    blocks = {name for p in render_results.PAGES if (ROOT / p).exists() for name in re.findall(r"<!-- render: ([\w-]+) -->", (ROOT / p).read_text(encoding="utf-8"))}
+    assert {"p1-headline", "p2-headline", "p3-headline"} <= blocks, blocks
+    assert render_results.render("<!-- render: p9 -->\nold\n<!-- /render -->")[1] == ["p9"]          # an unknown block is named, not dropped
+
+
+def test_readme_is_a_front_door():
+    "Issue 39: what finrag is, the two commands, a CLI tour, one results table per paper and links; the journal lives in docs/results*.md."
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines; move measurements to docs/results-p*.md"
+    assert max(map(len, lines)) <= 1000, "a README line over 1,000 characters"

@@ -154,3 +154,12 @@ def test_import_order_does_not_change_a_run():
         outs.append(json.loads(p.stdout.strip().splitlines()[-1]))
     assert outs[0] == outs[1]
     assert all(not v["preretrieval"] and v["ndcg@10"] > 0 for v in outs[0].values()), outs[0]
+
+
+MAX_MODULE_LINES = 450   # issue 39: a module a reader can hold in mind; nbdev's generated index (_modidx.py) is not a module of code
+
+
+def test_no_module_is_over_the_line_budget():
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "finrag").rglob("*.py")
+            if p.name != "_modidx.py" and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines (split the notebook: a new `default_exp`): {long}"
