@@ -191,3 +191,17 @@ def test_no_measured_choice_hides_in_a_module_constant():
 def test_the_measured_constant_check_can_fail(tmp_path):
     (tmp_path / "m.py").write_text('K = 3\nBEST_K = 5   # measured on dev (results/x.json)\n# the choice of\nFUSION = "z"\n')
     assert set(measured_constants(tmp_path)) == {"BEST_K", "FUSION"}
+
+
+def test_setting_choices_are_the_registered_names():
+    "One list per name set (issue 39): the settings' allowed scorers are the names the papers' code builds, and every registered method is a CLI choice."
+    from dataclasses import fields
+    from finrag.config import HierarchicalSettings, LatticeSettings
+    from finrag.hierarchical.pipeline import STAGE_SCORERS
+    from finrag.lattice.search import SCORERS
+    import finrag.methods as M
+    choices = lambda cls, name: next(f for f in fields(cls) if f.name == name).metadata["range"]["choices"]
+    assert set(choices(HierarchicalSettings, "stage1")) <= set(STAGE_SCORERS)
+    assert set(choices(LatticeSettings, "scorer")) == set(SCORERS) | {"llm"}          # 'llm': the older name of pointwise
+    assert get_settings().hierarchical.stage2 in set(STAGE_SCORERS) | {"none"}
+    assert {"bm25", "dense", "hybrid", "hierarchical", "lattice", "lattice++"} <= set(M.methods())
