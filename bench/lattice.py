@@ -23,7 +23,7 @@ the routing goes wrong, independent of the budget. `--desc` shows internal nodes
 one per child round-robin, or their most central member document) to test whether the scorer routes better on other descriptions.
 `hybrid` (issue 29) builds an LLM-free tree (k-means partitions, extractive summaries: seconds) per dataset (the SciFact
 slice with the gold of `--slice-queries` judged train queries, FinanceBench by `finrag.datasets.load_dev`), splits the
-judged queries in halves (`finrag.hierarchical.rerank.split_queries(ds, 0.5, seed=0)`), chooses on the development half
+judged queries in halves (`finrag.protocol.split_queries(ds, 0.5, seed=0)`), chooses on the development half
 the embedding LATTICE's node descriptions and beam and LATTICE++'s fusion (weighted RRF k 60/30/10 or z-scores, weights
 per member, the members alone included: never below its best member there), and reports on the test half: nDCG@10
 with n and bootstrap 95 % CI, paired CIs against dense and the best baseline, s/query and LLM calls/query. LATTICE with

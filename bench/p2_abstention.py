@@ -15,7 +15,7 @@ pre-retrieval, stage 1 `[hierarchical] stage1`, no stage 2), keeping the top `[h
 The candidate scores are `finrag.hierarchical.longcontext.evidence_scores`: stage 1's top score (`stage1_top`, z units),
 the MiniLM cosine of the raw question to stage 1's top document (`cosine_top1`), the best cosine over the top k
 (`cosine_max`) and the IDF-weighted share of the question's terms found in the top k (`term_coverage`; document
-frequencies without the removed documents). The queries are split in halves (`finrag.hierarchical.rerank.split_queries(ds, 0.5, seed=0)`, queries
+frequencies without the removed documents). The queries are split in halves (`finrag.protocol.split_queries(ds, 0.5, seed=0)`, queries
 sharing a gold document together; a foreign query keeps its own half). On the `train` halves the score with the larger ROC
 AUC (`finrag.hierarchical.eval.roc_auc`) averaged over the corpora is chosen, and its threshold is the largest that abstains on at most `--max-fa` of the
 answerable train queries; on the `test` halves the false-abstention rate (answerable queries abstained on) and the

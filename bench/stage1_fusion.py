@@ -14,7 +14,7 @@ judged queries, the methods exactly as `finrag eval retrieval` runs them (`finra
 - `splade` (reported, not a member of the criterion): `--stage1 splade`, splade-tiny on the raw text (the `splade` extra;
   `--no-splade` skips it and the candidates that use it: `zsum3`, `rrf3`, `agree3`).
 
-The queries are split in halves (`finrag.hierarchical.rerank.split_queries(ds, 0.5, seed=0)`): the stage-1 fusion is chosen
+The queries are split in halves (`finrag.protocol.split_queries(ds, 0.5, seed=0)`): the stage-1 fusion is chosen
 on the `train` halves (the candidates of `--candidates`, rule: the best worst-case difference to the best member over the
 corpora) and reported on the `test` halves; both halves and all queries are in the JSON, and every candidate's test-half
 and all-query difference to the best member under `candidates`. For each: n, the mean per method,

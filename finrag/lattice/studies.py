@@ -212,7 +212,7 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
         runs[hp] = fuse_runs([H, runs["bm25"], runs["dense"]], bf, bw, bk); pq[hp] = per_query_ndcg(runs[hp], lq, ds.qrels)
         secs[hp] = secs[hyb_lab] + secs["bm25"] + secs["dense"]; calls[hp] = calls[hyb_lab]
     shown = list(HYBRID_BASELINES) + [best_emb, old_lab, new_lab]
-    R = {"dataset": ds.name, "n_docs": len(ds.corpus), "split": "finrag.hierarchical.rerank.split_queries(ds, 0.5, seed=0): settings chosen on dev, reported on test",
+    R = {"dataset": ds.name, "n_docs": len(ds.corpus), "split": "finrag.protocol.split_queries(ds, 0.5, seed=0): settings chosen on dev, reported on test",
          "n_dev": len(qd), "n_test": len(qt),
          "tree": {**tree_stats(tree), "build_seconds": round(tree_s, 1), "llm_free": True},
          "embedding_choice_dev": {m: round(dev_mean(m), 4) for m in emb}, "embedding_chosen": best_emb, "embedding_config": emb_cfg,
