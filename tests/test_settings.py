@@ -198,10 +198,10 @@ def test_setting_choices_are_the_registered_names():
     from dataclasses import fields
     from finrag.config import HierarchicalSettings, LatticeSettings
     from finrag.hierarchical.pipeline import STAGE_SCORERS
-    from finrag.lattice.search import SCORERS
+    from finrag.lattice.search import SLATE_SCORERS
     import finrag.methods as M
     choices = lambda cls, name: next(f for f in fields(cls) if f.name == name).metadata["range"]["choices"]
     assert set(choices(HierarchicalSettings, "stage1")) <= set(STAGE_SCORERS)
-    assert set(choices(LatticeSettings, "scorer")) == set(SCORERS) | {"llm"}          # 'llm': the older name of pointwise
+    assert set(choices(LatticeSettings, "scorer")) == set(SLATE_SCORERS) | {"llm"}    # 'llm': the older name of pointwise
     assert get_settings().hierarchical.stage2 in set(STAGE_SCORERS) | {"none"}
     assert {"bm25", "dense", "hybrid", "hierarchical", "lattice", "lattice++"} <= set(M.methods())

@@ -14,10 +14,11 @@ from ..config import LatticeSettings, check_range, get_settings
 from .tree import SemanticTree
 from .calibration import CalibModel, sample_calibration_leaves
 from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
+from types import SimpleNamespace
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SCORERS', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch',
-           'LatticeRetriever']
+__all__ = ['PATH_FLOOR', 'SLATE_SCORERS', 'SCORERS', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score',
+           'LatticeSearch', 'register_scorer', 'LatticeRetriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -278,7 +279,25 @@ def stats(self:LatticeSearch) -> dict:
             "seconds": {k: round(v, 3) for k, v in self.t.items()}}
 
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
-SCORERS = ("pointwise", "listwise", "embedding", "hybrid", "ce")   # 'llm': an alias of pointwise (older commands); hybrid = embeddings above [lattice] llm_docs, pointwise below; ce = the trained cross-encoder at the leaves
+SLATE_SCORERS: dict = {}   # name -> (builder(options) -> a slate scorer, one line for --help): the scorers `LatticeRetriever(scorer=name)` builds
+
+def register_scorer(name:str,       # the name (`scorer=`, `--scorer`, `[lattice] scorer`)
+                    builder,        # builder(o) -> a `(query, descs, leaf) -> SlateScores` callable; `o` holds the retriever's
+                                    # llm, relevance, reasoning, embedder, embed_desc, token_budget, llm_docs, settings and kw (scorer options)
+                    doc:str=""):    # one line for --help
+    "Register (or replace) a LATTICE slate scorer by name, as `finrag.retrieval.register_method` registers a method."
+    SLATE_SCORERS[name] = (builder, doc)
+
+def _llm_docs(o) -> int:
+    return check_range(LatticeSettings, "llm_docs", o.settings.llm_docs if o.llm_docs is None else o.llm_docs, option=None if o.llm_docs is None else "llm_docs")
+
+register_scorer("pointwise", lambda o: PointwiseScorer(o.llm, o.relevance, **o.kw), "the LLM's P(yes) per slate item (the default; 'llm' is its older name)")
+register_scorer("listwise", lambda o: LLMScorer(o.llm, o.relevance, o.reasoning, **o.kw), "the paper's one LLM call per slate")
+register_scorer("embedding", lambda o: EmbeddingScorer(o.embedder, count_tokens=bool(o.token_budget), desc=o.embed_desc), "MiniLM cosine, no LLM (a deviation)")
+register_scorer("hybrid", lambda o: RoutedScorer(EmbeddingScorer(o.embedder, desc=o.embed_desc), PointwiseScorer(o.llm, o.relevance, **o.kw), _llm_docs(o)),
+                "embeddings above [lattice] llm_docs documents, P(yes) below (a deviation)")
+register_scorer("ce", lambda o: CrossEncoderSlateScorer(embedder=o.embedder, desc=o.embed_desc, **o.kw), "finrag's trained cross-encoder at the leaves, embeddings above (no LLM)")
+SCORERS = tuple(SLATE_SCORERS)   # the built-in names
 
 # %% ../../nbs/36_lattice.search.ipynb #07b83c18
 QUERY_TOKEN_BUDGET = {"pointwise": 6000, "hybrid": 1500}   # default prompt tokens per query (pointwise ≈ 60 s on the 0.5B, 1 thread; hybrid: see p3_hybrid); others: no limit
@@ -290,7 +309,7 @@ class LatticeRetriever:
     def __init__(self,
                  tree,                          # a `SemanticTree`, or the path of its JSON file
                  llm=None,                      # LLM client for the LLM scorers; None = `finrag.llm.get_llm()`
-                 scorer=None,                   # None = `[lattice] scorer`; 'pointwise' | 'listwise' (the paper's) | 'llm' (an alias of pointwise) | 'embedding' | 'hybrid' (deviations) | a (query, descs, leaf) -> SlateScores callable
+                 scorer=None,                   # None = `[lattice] scorer`; a name of `SLATE_SCORERS` (pointwise, listwise, embedding, hybrid, ce; 'llm' = pointwise) or a (query, descs, leaf) -> SlateScores callable
                  *,
                  beam:int|None=None, iterations:int|None=None, alpha:float|None=None,  # None = `config` ([lattice] beam, iterations, path_alpha)
                  num_leaf_calib:int|None=None, pl_tau:float|None=None, max_slate:int|None=None,  # None = `config`
@@ -318,15 +337,12 @@ class LatticeRetriever:
         self.calibration, self.seed, self.progress = calibration, seed, progress
         scorer = lat.scorer if scorer is None else scorer
         scorer = "pointwise" if scorer == "llm" else scorer
-        if scorer == "listwise": self.scorer = LLMScorer(llm, relevance, reasoning, **scorer_kw)
-        elif scorer == "pointwise": self.scorer = PointwiseScorer(llm, relevance, **scorer_kw)
-        elif scorer == "embedding": self.scorer = EmbeddingScorer(embedder, count_tokens=bool(token_budget), desc=embed_desc)
-        elif scorer == "ce": self.scorer = CrossEncoderSlateScorer(embedder=embedder, desc=embed_desc, **scorer_kw)
-        elif scorer == "hybrid":
-            nd = check_range(LatticeSettings, "llm_docs", lat.llm_docs if llm_docs is None else llm_docs, option=None if llm_docs is None else "llm_docs")
-            self.scorer = RoutedScorer(EmbeddingScorer(embedder, desc=embed_desc), PointwiseScorer(llm, relevance, **scorer_kw), nd)
-        elif callable(scorer): self.scorer = scorer
-        else: raise InputError(f"scorer must be one of {SCORERS}, 'llm' or a callable, got {scorer!r}", field="scorer")
+        if callable(scorer): self.scorer = scorer
+        elif scorer in SLATE_SCORERS:
+            o = SimpleNamespace(llm=llm, relevance=relevance, reasoning=reasoning, embedder=embedder, embed_desc=embed_desc,
+                                token_budget=token_budget, llm_docs=llm_docs, settings=lat, kw=scorer_kw)
+            self.scorer = SLATE_SCORERS[scorer][0](o)
+        else: raise InputError(f"scorer must be one of {', '.join(SLATE_SCORERS)} ('llm': pointwise) or a callable, got {scorer!r}", field="scorer")
         if token_budget is None: token_budget = QUERY_TOKEN_BUDGET.get(getattr(self.scorer, "name", None))
         self.token_budget = token_budget or None
         self.query_stats, self.searches = {}, {}
