@@ -19,15 +19,26 @@ from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
 from .rerank import BM25Scorer, BiEncoderScorer, HybridScorer, MaxSimScorer, CrossEncoderScorer, LLMYesNoScorer, Cascade, SpladeScorer
 from .pseudo import corpus_pseudo_accuracy, pseudo_weights
 from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_context_threshold
+from types import SimpleNamespace
 
 # %% auto #0
-__all__ = ['STAGE_SCORERS', 'AUTO_POWER', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer',
-           'RawTextScorer', 'HierarchicalRetriever', 'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer',
-           'numeric_match', 'judge_answer']
+__all__ = ['STAGE_SCORER_BUILDERS', 'AUTO_POWER', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'register_stage_scorer', 'stage_scorers',
+           'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer', 'RawTextScorer', 'HierarchicalRetriever',
+           'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
-STAGE_SCORERS = ("bm25", "biencoder", "hybrid", "zsum", "zsum:<bm25 weight>", "zsum:auto", "zsum:auto:<power>", "splade", "zsum3", "rrf3", "agree3", "maxsim", "llm", "ce", "ce:<path>")
+STAGE_SCORER_BUILDERS: dict = {}   # name, or a family 'prefix:' -> (builder(n, o) -> a `Scorer`, its usage as typed): the scorers `make_scorer` builds
 AUTO_POWER = 1.0   # `zsum:auto`: a member's z-score weight = (its pseudo MRR@10 / the best member's) ** AUTO_POWER
+
+def register_stage_scorer(name:str,        # the name (`--stage1`, `--stage2`, `[hierarchical] stage1/stage2`); ending in ':' a family whose names carry a parameter
+                          builder,         # builder(n, o) -> a `finrag.hierarchical.rerank.Scorer`; `n` the name as typed, `o` the options of `make_scorer`
+                          usage:str|None=None): # how the name is typed (e.g. 'zsum:<bm25 weight>'); None = `name`
+    "Register (or replace) a P2 stage scorer by name, as `finrag.retrieval.register_method` registers a method."
+    STAGE_SCORER_BUILDERS[name] = (builder, usage or name)
+
+def stage_scorers() -> tuple:
+    "The registered stage-scorer names as typed (families with their parameter)."
+    return tuple(u for _, u in STAGE_SCORER_BUILDERS.values())
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e9012d28
 def finetuned_ce_dir() -> Path:
@@ -68,7 +79,7 @@ def _auto_zsum(n:str, corpus:dict, dense:dict, embedder, cache_dir, pre, field:s
     hs.name, hs.pseudo = f"{n}(bm25×{w[0]:.2f}+biencoder×{w[1]:.2f})", est
     return hs
 
-def make_scorer(name:str,            # one of `STAGE_SCORERS`
+def make_scorer(name:str,            # a registered name (`stage_scorers()`)
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
                 cache_dir=None,      # bi-encoder vector cache (see `corpus_embeddings`)
@@ -79,34 +90,49 @@ def make_scorer(name:str,            # one of `STAGE_SCORERS`
                 pre:PreRetriever|None=None): # `zsum:auto`: the fitted pre-retrieval that made `corpus` from `dense_corpus` (its pseudo-queries go through the same steps); None = none
     "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder or SPLADE model."
     n = str(name).strip()
-    def emb():
-        return default_embedder(embedder)
-    if n == "bm25": return BM25Scorer(corpus)
-    dense = corpus if dense_corpus is None else dense_corpus
-    if n == "biencoder": return BiEncoderScorer(emb(), dense, cache_dir)
-    if n == "hybrid": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)])
-    if n == "zsum": return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)], fusion="z")
-    if n == "zsum:auto" or n.startswith("zsum:auto:"): return _auto_zsum(n, corpus, dense, emb(), cache_dir, pre, field)
-    if n.startswith("zsum:"):                       # zsum with BM25's standard scores weighted (bench/stage1_fusion.py)
-        try: w = float(n[5:])
-        except ValueError: raise InputError(f"zsum:<bm25 weight> needs a number, got {name!r}", field=field) from None
-        return HybridScorer([BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)], fusion="z", weights=[w, 1.0])
-    if n == "splade": return SpladeScorer(None, dense, cache_dir and Path(cache_dir).parent/"splade")
-    if n in ("zsum3", "rrf3", "agree3"):            # BM25 (pre-retrieved text) + MiniLM + SPLADE (raw text)
-        members = [BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir), SpladeScorer(None, dense, cache_dir and Path(cache_dir).parent/"splade")]
-        return HybridScorer(members, fusion={"zsum3": "z", "rrf3": "rrf", "agree3": "agree"}[n])
-    if n == "maxsim": return MaxSimScorer(emb())
-    if n == "llm":
-        j = (get_settings().hierarchical if config is None else config).scorer("llm")
-        return LLMYesNoScorer(llm, max_doc_tokens=j.max_doc_tokens, cut=j.cut)
-    if n == "ce" or n.startswith("ce:"):
-        path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
-        if not Path(path).is_dir():
-            if n == "ce": raise ModelUnavailableError(f"the shipped cross-encoder is not at {path} (a broken install?); train one with "
-                                                      "`finrag train cross-encoder` and pass ce:<folder>, or use --stage2 maxsim")
-            return CrossEncoderScorer(path)                 # a hub id: sentence-transformers (ModelUnavailableError offline)
-        return load_ce_scorer(path)
-    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(STAGE_SCORERS)}", field=field)
+    o = SimpleNamespace(corpus=corpus, dense=corpus if dense_corpus is None else dense_corpus, emb=lambda: default_embedder(embedder),
+                        cache_dir=cache_dir, field=field, llm=llm, config=config, pre=pre)
+    fam = max((k for k in STAGE_SCORER_BUILDERS if k.endswith(":") and n.startswith(k)), key=len, default=None)
+    key = n if n in STAGE_SCORER_BUILDERS else fam
+    if key is not None: return STAGE_SCORER_BUILDERS[key][0](n, o)
+    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(stage_scorers())}", field=field)
+
+def _weighted_zsum(n, o):
+    "zsum with BM25's standard scores weighted (bench/stage1_fusion.py)."
+    try: w = float(n[5:])
+    except ValueError: raise InputError(f"zsum:<bm25 weight> needs a number, got {n!r}", field=o.field) from None
+    return HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir)], fusion="z", weights=[w, 1.0])
+
+def _splade(o): return SpladeScorer(None, o.dense, o.cache_dir and Path(o.cache_dir).parent/"splade")
+
+def _three(fusion):   # BM25 (pre-retrieved text) + MiniLM + SPLADE (raw text)
+    return lambda n, o: HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir), _splade(o)], fusion=fusion)
+
+def _llm_judge(n, o):
+    j = (get_settings().hierarchical if o.config is None else o.config).scorer("llm")
+    return LLMYesNoScorer(o.llm, max_doc_tokens=j.max_doc_tokens, cut=j.cut)
+
+def _ce(n, o):
+    path = n[3:] if n.startswith("ce:") else str(finetuned_ce_dir())
+    if not Path(path).is_dir():
+        if n == "ce": raise ModelUnavailableError(f"the shipped cross-encoder is not at {path} (a broken install?); train one with "
+                                                  "`finrag train cross-encoder` and pass ce:<folder>, or use --stage2 maxsim")
+        return CrossEncoderScorer(path)                 # a hub id: sentence-transformers (ModelUnavailableError offline)
+    return load_ce_scorer(path)
+
+register_stage_scorer("bm25", lambda n, o: BM25Scorer(o.corpus))
+register_stage_scorer("biencoder", lambda n, o: BiEncoderScorer(o.emb(), o.dense, o.cache_dir))
+register_stage_scorer("hybrid", lambda n, o: HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir)]))
+register_stage_scorer("zsum", lambda n, o: HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir)], fusion="z"))
+register_stage_scorer("zsum:", _weighted_zsum, "zsum:<bm25 weight>")
+register_stage_scorer("zsum:auto", lambda n, o: _auto_zsum(n, o.corpus, o.dense, o.emb(), o.cache_dir, o.pre, o.field))
+register_stage_scorer("zsum:auto:", lambda n, o: _auto_zsum(n, o.corpus, o.dense, o.emb(), o.cache_dir, o.pre, o.field), "zsum:auto:<power>")
+register_stage_scorer("splade", lambda n, o: _splade(o))
+for _n, _f in (("zsum3", "z"), ("rrf3", "rrf"), ("agree3", "agree")): register_stage_scorer(_n, _three(_f))
+register_stage_scorer("maxsim", lambda n, o: MaxSimScorer(o.emb()))
+register_stage_scorer("llm", _llm_judge)
+register_stage_scorer("ce", _ce)
+register_stage_scorer("ce:", _ce, "ce:<path>")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #a679d657
 class RawTextScorer:
