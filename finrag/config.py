@@ -102,7 +102,7 @@ class HierarchicalSettings:
     "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
     stage1: str = valid(choices=("bm25", "biencoder", "hybrid", "zsum", "zsum:auto"))   # stage-1 scorer over the whole corpus
     preretrieval: tuple[str, ...] = valid(choices=("none", "lowercase", "units", "abbreviations", "typos", "keywords", "tables"))  # the rule-based pre-retrieval steps `preretrieval=True` runs (`PreRetrievalConfig.from_settings`)
-    stage2: str                # stage-2 scorer (a name of `finrag.hierarchical.pipeline.stage_scorers()`) or 'none' (stage 1 alone)
+    stage2: str                # stage-2 scorer (a name of `finrag.hierarchical.pipeline.stage_scorer_names()`) or 'none' (stage 1 alone)
     fusion: str = valid(choices=("none", "rrf", "interp"))          # how a stage 2 is fused with stage 1
     weight: float = valid(**_UNIT, what="in [0, 1]")               # interp: weight of stage 2 (scorers without their own)
     stage1_keep: int = valid(1, 100_000, what="in [1, 100000] documents (paper: 100)") # fast scorer keeps this many (paper: 100)

@@ -197,11 +197,11 @@ def test_setting_choices_are_the_registered_names():
     "One list per name set (issue 39): the settings' allowed scorers are the names the papers' code builds, and every registered method is a CLI choice."
     from dataclasses import fields
     from finrag.config import HierarchicalSettings, LatticeSettings
-    from finrag.hierarchical.pipeline import stage_scorers
+    from finrag.hierarchical.pipeline import stage_scorer_names
     from finrag.lattice.search import SLATE_SCORERS
     import finrag.methods as M
     choices = lambda cls, name: next(f for f in fields(cls) if f.name == name).metadata["range"]["choices"]
-    assert set(choices(HierarchicalSettings, "stage1")) <= set(stage_scorers())
+    assert set(choices(HierarchicalSettings, "stage1")) <= set(stage_scorer_names())
     assert set(choices(LatticeSettings, "scorer")) == set(SLATE_SCORERS) | {"llm"}    # 'llm': the older name of pointwise
-    assert get_settings().hierarchical.stage2 in set(stage_scorers()) | {"none"}
+    assert get_settings().hierarchical.stage2 in set(stage_scorer_names()) | {"none"}
     assert {"bm25", "dense", "hybrid", "hierarchical", "lattice", "lattice++"} <= set(M.methods())

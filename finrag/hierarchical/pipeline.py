@@ -22,7 +22,7 @@ from .longcontext import UNKNOWN, LongContextAnswer, answer_with_context, long_c
 from types import SimpleNamespace
 
 # %% auto #0
-__all__ = ['STAGE_SCORER_BUILDERS', 'AUTO_POWER', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'register_stage_scorer', 'stage_scorers',
+__all__ = ['STAGE_SCORER_BUILDERS', 'AUTO_POWER', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'register_stage_scorer', 'stage_scorer_names',
            'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer', 'RawTextScorer', 'HierarchicalRetriever',
            'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
 
@@ -36,7 +36,7 @@ def register_stage_scorer(name:str,        # the name (`--stage1`, `--stage2`, `
     "Register (or replace) a P2 stage scorer by name, as `finrag.retrieval.register_method` registers a method."
     STAGE_SCORER_BUILDERS[name] = (builder, usage or name)
 
-def stage_scorers() -> tuple:
+def stage_scorer_names() -> tuple:
     "The registered stage-scorer names as typed (families with their parameter)."
     return tuple(u for _, u in STAGE_SCORER_BUILDERS.values())
 
@@ -79,7 +79,7 @@ def _auto_zsum(n:str, corpus:dict, dense:dict, embedder, cache_dir, pre, field:s
     hs.name, hs.pseudo = f"{n}(bm25×{w[0]:.2f}+biencoder×{w[1]:.2f})", est
     return hs
 
-def make_scorer(name:str,            # a registered name (`stage_scorers()`)
+def make_scorer(name:str,            # a registered name (`stage_scorer_names()`)
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
                 cache_dir=None,      # bi-encoder vector cache (see `corpus_embeddings`)
@@ -95,7 +95,7 @@ def make_scorer(name:str,            # a registered name (`stage_scorers()`)
     fam = max((k for k in STAGE_SCORER_BUILDERS if k.endswith(":") and n.startswith(k)), key=len, default=None)
     key = n if n in STAGE_SCORER_BUILDERS else fam
     if key is not None: return STAGE_SCORER_BUILDERS[key][0](n, o)
-    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(stage_scorers())}", field=field)
+    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(stage_scorer_names())}", field=field)
 
 def _weighted_zsum(n, o):
     "zsum with BM25's standard scores weighted (bench/stage1_fusion.py)."
