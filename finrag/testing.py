@@ -10,8 +10,8 @@ from .core import FinragError
 from dataclasses import dataclass, field
 
 # %% auto #0
-__all__ = ['FAULT_MODES', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM', 'SpawnedFake', 'run_cli',
-           'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
+__all__ = ['FAULT_MODES', 'THREE_TOPIC_DOCS', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM',
+           'SpawnedFake', 'run_cli', 'tiny_bert', 'arcadedb_java', 'ArcadeDBServer', 'start_arcadedb']
 
 # %% ../nbs/07_testing.ipynb #b452fe54
 from .llm_server import free_port   # where the local server needs it; the fakes use the same one
@@ -250,6 +250,22 @@ def tiny_bert(path,                  # the folder to write (created)
     (BertModel if labels is None else BertForSequenceClassification)(BertConfig(**cfg)).save_pretrained(path)
     tok.save_pretrained(path)
     return path
+
+# %% ../nbs/07_testing.ipynb #c07d0002
+THREE_TOPIC_DOCS = {  # a tiny corpus with three clear topics (cardiology, quarks/physics, markets): LATTICE's examples (nbs/32, 33, 33a, 33c)
+ "c1": {"title": "Aspirin and myocardial infarction", "text": "Daily low-dose aspirin reduced myocardial infarction in a randomised trial of 22,000 physicians. Bleeding increased slightly."},
+ "c2": {"title": "Statins lower LDL cholesterol", "text": "Statin therapy lowered LDL cholesterol and cardiovascular events. The benefit grew with adherence."},
+ "c3": {"title": "Blood pressure and stroke", "text": "Lowering systolic blood pressure reduced stroke and cardiovascular death in older adults."},
+ "c4": {"title": "Aspirin in diabetes", "text": "Aspirin for primary prevention in diabetes reduced vascular events but increased major bleeding."},
+ "q1": {"title": "Quark confinement", "text": "Quarks are confined inside hadrons by the strong force described by quantum chromodynamics."},
+ "q2": {"title": "Higgs boson discovery", "text": "The Higgs boson was observed at the Large Hadron Collider with a mass near 125 GeV."},
+ "q3": {"title": "Neutrino oscillation", "text": "Neutrino oscillation shows that neutrinos have mass, measured in solar and atmospheric experiments."},
+ "q4": {"title": "Gluon fields", "text": "Gluons carry the strong force between quarks; lattice quantum chromodynamics computes hadron masses."},
+ "m1": {"title": "Stock returns after earnings", "text": "Stock prices drift after earnings announcements, a post-earnings drift anomaly in equity markets."},
+ "m2": {"title": "Bond yields and inflation", "text": "Treasury bond yields rise with expected inflation and central bank rate hikes."},
+ "m3": {"title": "Equity risk premium", "text": "The equity risk premium compensates investors in stock markets for volatility over bonds."},
+ "m4": {"title": "Market volatility index", "text": "The VIX measures expected stock market volatility from option prices on the S&P 500 index."},
+}
 
 # %% ../nbs/07_testing.ipynb #04187bbe
 def arcadedb_java() -> tuple[Path, Path]:

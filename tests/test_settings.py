@@ -160,6 +160,7 @@ NOT_A_MEASURED_DEFAULT = {
     "PSEUDO_VERSION": "a cache version",
     "HYBRID_DEVIATIONS": "the deviations from the paper, in words",
     "GROW_SEARCH": "the growth study's fixed search (a study parameter copied from results/p3_hybrid.json), not a library default",
+    "THREE_TOPIC_DOCS": "a test corpus (its text mentions a measurement)",
 }
 _MEASURED = r"results/|\bmeasured\b|\bchosen\b|\bchoice\b|\bbest\b"
 
