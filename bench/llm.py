@@ -11,7 +11,7 @@ On an IDLE machine, run exactly (about 30-40 minutes in all):
 
 then set `[models] llm_slots` to the 'chosen slots' printed by `all` and `[models] judge_llm` to the tier whose AUC CI
 is not below the other's at the lower cost (README "LLM tiers"). `--quick` runs every part on a few requests (for
-debugging; the tiny tier by default; written to runs/*.quick.json, never over results/).
+debugging; the tiny tier by default; written to runs/*_quick.json, never over results/).
 
 Commands:
   speed       single-sequence prompt and decode tokens/s (llama.cpp's own `timings`), each beside the limit it implies:

@@ -17,8 +17,8 @@ from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMS
 from types import SimpleNamespace
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SLATE_SCORERS', 'SCORERS', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score',
-           'LatticeSearch', 'register_scorer', 'LatticeRetriever']
+__all__ = ['PATH_FLOOR', 'SLATE_SCORERS', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch',
+           'register_scorer', 'LatticeRetriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -297,7 +297,6 @@ register_scorer("embedding", lambda o: EmbeddingScorer(o.embedder, count_tokens=
 register_scorer("hybrid", lambda o: RoutedScorer(EmbeddingScorer(o.embedder, desc=o.embed_desc), PointwiseScorer(o.llm, o.relevance, **o.kw), _llm_docs(o)),
                 "embeddings above [lattice] llm_docs documents, P(yes) below (a deviation)")
 register_scorer("ce", lambda o: CrossEncoderSlateScorer(embedder=o.embedder, desc=o.embed_desc, **o.kw), "finrag's trained cross-encoder at the leaves, embeddings above (no LLM)")
-SCORERS = tuple(SLATE_SCORERS)   # the built-in names
 
 # %% ../../nbs/36_lattice.search.ipynb #07b83c18
 QUERY_TOKEN_BUDGET = {"pointwise": 6000, "hybrid": 1500}   # default prompt tokens per query (pointwise ≈ 60 s on the 0.5B, 1 thread; hybrid: see p3_hybrid); others: no limit
