@@ -49,7 +49,7 @@ def study(ds, relevance, folder, progress=True, with_torch=False, time_queries=0
     tree_s = time.perf_counter() - t0
     runs, secs = _baseline_runs(ds, allq)
     variants = {"lattice embedding": dict(scorer="embedding"), "lattice ce (leaves)": dict(scorer="ce"),
-                "lattice ce (all)": dict(scorer="ce", internal="ce")}
+                "lattice ce (all)": dict(scorer="ce", scorer_options=dict(internal="ce"))}
     if with_torch: variants["lattice embedding (torch calibration)"] = dict(scorer="embedding")
     screen = {"lattice ce (all)"}   # the slowest: searched on the development half, and on the test half only if chosen there
     def search(lab, qids):

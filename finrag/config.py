@@ -11,7 +11,7 @@ from pathlib import Path
 from .core import InputError, project_root
 
 # %% auto #0
-__all__ = ['valid', 'check_range', 'DataSettings', 'GraphRAGSettings', 'ScorerSettings', 'HierarchicalSettings',
+__all__ = ['valid', 'check_range', 'with_overrides', 'DataSettings', 'GraphRAGSettings', 'ScorerSettings', 'HierarchicalSettings',
            'LatticeSettings', 'ModelSettings', 'redact', 'Settings', 'settings_path', 'load_settings', 'get_settings',
            'check_question']
 
@@ -43,9 +43,20 @@ def check_range(cls,                  # a settings dataclass (e.g. `LatticeSetti
     r = f.metadata.get("range")
     if r is None or _ok(value, r): return value
     what = r["what"] or (f"one of {', '.join(r['choices'])}" if r["choices"] else "a finite number")
-    sec = next(k for k, c in _SECTIONS.items() if c is cls)
+    sec = next((k for k, c in _SECTIONS.items() if c is cls), cls.__name__)
     if option: raise InputError(f"{option} {value!r} must be {what} (the range of [{sec}] {name})")
     raise InputError(f"[{sec}] {name} = {value!r} must be {what}", path=path, field=f"{sec}.{name}")
+
+def with_overrides(config,               # a frozen settings record (`LatticeSettings`, ...) or a method's config record
+                   overrides:dict,       # {field: value}; a None value keeps the config's value
+                   where:str=""):        # who asks (e.g. 'LatticeRetriever'), for the error
+    "`dataclasses.replace(config, **overrides)` with every value checked against its field's declared range (an override's error names it as an option, a record's as its key); `InputError` naming an unknown option and the known ones. How a constructor's `config=` takes one-off keyword variants."
+    known = [f.name for f in fields(config)]
+    bad = sorted(set(overrides) - set(known))
+    if bad: raise InputError(f"{where + ': ' if where else ''}unknown option(s) {', '.join(bad)}; known: {', '.join(known)}", field=bad[0])
+    given = {k: v for k, v in overrides.items() if v is not None}
+    for f in fields(config): check_range(type(config), f.name, given.get(f.name, getattr(config, f.name)), option=f.name if f.name in given else None)
+    return dataclasses.replace(config, **given)
 
 # %% ../nbs/01_config.ipynb #4f5c60df
 @dataclass(frozen=True)
@@ -146,6 +157,13 @@ class LatticeSettings:
     max_slate: int = valid(2, what=">= 2 nodes")               # search: a slate larger than this warns once and is scored in parts of at most this size
     scorer: str = valid(choices=("llm", "pointwise", "listwise", "embedding", "hybrid", "ce"))  # search: the slate scorer (`LatticeRetriever`)
     llm_docs: int = valid(0, what=">= 0 documents")            # search, scorer=hybrid: slates of nodes covering at most this many documents go to the LLM
+    relevance: str                                             # search, LLM scorers: the relevance definition (a key of `RELEVANCE_DEFINITIONS`, or its text)
+    reasoning: bool                                            # search, scorer=listwise: ask for reasoning before the scores (the paper's prompt)
+    embed_desc: str = valid(choices=("titles", "summary"))     # search, embedding/hybrid/ce scorers: internal nodes shown as their member titles or their summary
+    calibration: bool                                          # search: calibration leaves and the latent score model (false: the "no calibration" ablation)
+    path_relevance: bool                                       # search: the path-score EMA (false: α = 1, the "no path relevance" ablation)
+    lambda_mse: float = valid(**_UNIT, what="in [0, 1]")       # search: the latent score model's MSE weight
+    search_seed: int                                           # search: the seed of the reference-leaf sampling
     fusion: str = valid(choices=("rrf", "z"))                  # LATTICE++: how LATTICE's run is fused with BM25's and dense's
     fusion_weights: tuple = valid(0.0, 100.0, what="three numbers in [0, 100] (LATTICE, BM25, dense)")  # LATTICE++: the runs' weights
     fusion_rrf_k: float = valid(gt=0.0, what="> 0")            # LATTICE++ with fusion = rrf: the RRF constant

@@ -10,7 +10,7 @@ import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
 from ..core import InputError, Timings
-from ..config import LatticeSettings, check_range, get_settings
+from ..config import LatticeSettings, get_settings, with_overrides
 from .tree import SemanticTree
 from .calibration import CalibModel, sample_calibration_leaves
 from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
@@ -86,15 +86,17 @@ class LatticeSearch:
     "Best-first beam search of one query over a `TreeIndex` with calibrated scores and path relevance (public `InferSample`)."
     def __init__(self, index:TreeIndex, query:str,
                  scorer,                     # (query, descs, leaf) -> SlateScores
-                 beam:int=2, alpha:float=0.5, num_leaf_calib:int=10,
-                 calibration:bool=True,      # reference nodes + latent score model; False = calibrated score is the raw score
-                 calib:CalibModel|None=None, # the model (default `CalibModel()`)
+                 config:LatticeSettings|None=None,  # the search's beam, path_alpha, path_relevance, num_leaf_calib, calibration, max_slate, pl_tau,
+                                             # lambda_mse and search_seed (reference-leaf sampling); None = `get_settings().lattice`
+                 calib:CalibModel|None=None, # the latent score model (default: `CalibModel` at the config's pl_tau and lambda_mse)
                  excluded=(),                # doc ids masked for this query
-                 seed:int=42,                # reference-leaf sampling
-                 max_slate:int|None=None):   # a larger slate warns once and is scored in parts of at most this many nodes (`[lattice] max_slate`); None = no limit
-        self.ix, self.query, self.scorer, self.max_slate, self.split_slates = index, query, scorer, max_slate, 0
-        self.beam_size, self.alpha, self.num_leaf_calib, self.calibration = beam, alpha, num_leaf_calib, calibration
-        self.calib = calib or CalibModel()
+                 **overrides):               # one-off variants of `config` fields (`with_overrides`), e.g. beam=1, calibration=False
+        c = with_overrides(get_settings().lattice if config is None else config, overrides, "LatticeSearch")
+        self.ix, self.query, self.scorer, self.max_slate, self.split_slates = index, query, scorer, c.max_slate, 0
+        self.beam_size, self.num_leaf_calib, self.calibration = c.beam, c.num_leaf_calib, c.calibration
+        self.alpha = c.path_alpha if c.path_relevance else 1.0     # path relevance off: α = 1 (the paper's ablation)
+        self.calib = calib or CalibModel(tau=c.pl_tau, lambda_mse=c.lambda_mse)
+        seed = c.search_seed
         self.masked = index.mask(excluded)
         if self.masked[0]: raise InputError("every document of the tree is excluded for this query", field="excluded")
         n = len(index)
@@ -288,13 +290,11 @@ def register_scorer(name:str,       # the name (`scorer=`, `--scorer`, `[lattice
     "Register (or replace) a LATTICE slate scorer by name, as `finrag.retrieval.register_method` registers a method."
     SLATE_SCORERS[name] = (builder, doc)
 
-def _llm_docs(o) -> int:
-    return check_range(LatticeSettings, "llm_docs", o.settings.llm_docs if o.llm_docs is None else o.llm_docs, option=None if o.llm_docs is None else "llm_docs")
 
 register_scorer("pointwise", lambda o: PointwiseScorer(o.llm, o.relevance, **o.kw), "the LLM's P(yes) per slate item (the default; 'llm' is its older name)")
 register_scorer("listwise", lambda o: LLMScorer(o.llm, o.relevance, o.reasoning, **o.kw), "the paper's one LLM call per slate")
 register_scorer("embedding", lambda o: EmbeddingScorer(o.embedder, count_tokens=bool(o.token_budget), desc=o.embed_desc), "MiniLM cosine, no LLM (a deviation)")
-register_scorer("hybrid", lambda o: RoutedScorer(EmbeddingScorer(o.embedder, desc=o.embed_desc), PointwiseScorer(o.llm, o.relevance, **o.kw), _llm_docs(o)),
+register_scorer("hybrid", lambda o: RoutedScorer(EmbeddingScorer(o.embedder, desc=o.embed_desc), PointwiseScorer(o.llm, o.relevance, **o.kw), o.llm_docs),
                 "embeddings above [lattice] llm_docs documents, P(yes) below (a deviation)")
 register_scorer("ce", lambda o: CrossEncoderSlateScorer(embedder=o.embedder, desc=o.embed_desc, **o.kw), "finrag's trained cross-encoder at the leaves, embeddings above (no LLM)")
 
@@ -310,36 +310,26 @@ class LatticeRetriever:
                  llm=None,                      # LLM client for the LLM scorers; None = `finrag.llm.get_llm()`
                  scorer=None,                   # None = `[lattice] scorer`; a name of `SLATE_SCORERS` (pointwise, listwise, embedding, hybrid, ce; 'llm' = pointwise) or a (query, descs, leaf) -> SlateScores callable
                  *,
-                 beam:int|None=None, iterations:int|None=None, alpha:float|None=None,  # None = `config` ([lattice] beam, iterations, path_alpha)
-                 num_leaf_calib:int|None=None, pl_tau:float|None=None, max_slate:int|None=None,  # None = `config`
-                 lambda_mse:float=1.0,          # latent model's MSE weight (1.0 = the released code)
-                 calibration:bool=True,         # False: the "no score calibration" ablation
-                 path_relevance:bool=True,      # False: α = 1, the "no path relevance" ablation
-                 relevance:str="default",       # relevance definition (a key of RELEVANCE_DEFINITIONS or text), LLM scorer
-                 reasoning:bool=True,           # listwise scorer: ask for reasoning first
-                 embedder=None,                 # for scorer='embedding' / 'hybrid'
-                 embed_desc:str="titles",       # internal nodes shown to the embeddings: 'titles' (`member_titles`, measured best) | 'summary'
-                 llm_docs:int|None=None,        # scorer='hybrid': slates of nodes covering at most this many documents go to the LLM; None = `[lattice] llm_docs`
+                 embedder=None,                 # for the embedding, hybrid and ce scorers
                  token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = QUERY_TOKEN_BUDGET of the scorer (else no limit), 0 = no limit
-                 seed:int=42, progress:bool=True,
-                 config:LatticeSettings|None=None, # None = `get_settings().lattice`; variants by `dataclasses.replace`
-                 **scorer_kw):
-        lat = self.settings = get_settings().lattice if config is None else config
-        given = dict(beam=beam, iterations=iterations, path_alpha=alpha, num_leaf_calib=num_leaf_calib, pl_tau=pl_tau, max_slate=max_slate)
-        v = {k: check_range(LatticeSettings, k, getattr(lat, k) if x is None else x, option=None if x is None else k) for k, x in given.items()}
+                 progress:bool=True,
+                 config:LatticeSettings|None=None, # the search's settings (beam, iterations, path_alpha, num_leaf_calib, pl_tau, max_slate, llm_docs, relevance,
+                                                # reasoning, embed_desc, calibration, path_relevance, lambda_mse, search_seed); None = `get_settings().lattice`
+                 scorer_options:dict|None=None, # extra keywords of a named scorer (e.g. `cache_dir`, `max_retries` of the LLM scorers)
+                 **overrides):                  # one-off variants of `config` fields (`with_overrides`), e.g. beam=4, calibration=False
+        lat = self.settings = with_overrides(get_settings().lattice if config is None else config, overrides, "LatticeRetriever")
         self.tree = tree if isinstance(tree, SemanticTree) else SemanticTree.load(tree)
         self.index = TreeIndex.build(self.tree)
-        self.beam, self.iterations, self.max_slate = int(v["beam"]), int(v["iterations"]), int(v["max_slate"])
-        self.alpha = 1.0 if not path_relevance else float(v["path_alpha"])
-        self.num_leaf_calib = int(v["num_leaf_calib"])
-        self.pl_tau, self.lambda_mse = float(v["pl_tau"]), lambda_mse
-        self.calibration, self.seed, self.progress = calibration, seed, progress
+        self.beam, self.iterations, self.max_slate = lat.beam, lat.iterations, lat.max_slate
+        self.alpha = lat.path_alpha if lat.path_relevance else 1.0
+        self.num_leaf_calib, self.pl_tau, self.lambda_mse = lat.num_leaf_calib, lat.pl_tau, lat.lambda_mse
+        self.calibration, self.seed, self.progress = lat.calibration, lat.search_seed, progress
         scorer = lat.scorer if scorer is None else scorer
         scorer = "pointwise" if scorer == "llm" else scorer
         if callable(scorer): self.scorer = scorer
         elif scorer in SLATE_SCORERS:
-            o = SimpleNamespace(llm=llm, relevance=relevance, reasoning=reasoning, embedder=embedder, embed_desc=embed_desc,
-                                token_budget=token_budget, llm_docs=llm_docs, settings=lat, kw=scorer_kw)
+            o = SimpleNamespace(llm=llm, relevance=lat.relevance, reasoning=lat.reasoning, embedder=embedder, embed_desc=lat.embed_desc,
+                                token_budget=token_budget, llm_docs=lat.llm_docs, settings=lat, kw=scorer_options or {})
             self.scorer = SLATE_SCORERS[scorer][0](o)
         else: raise InputError(f"scorer must be one of {', '.join(SLATE_SCORERS)} ('llm': pointwise) or a callable, got {scorer!r}", field="scorer")
         if token_budget is None: token_budget = QUERY_TOKEN_BUDGET.get(getattr(self.scorer, "name", None))
@@ -365,9 +355,7 @@ class LatticeRetriever:
 
     def search_query(self, query:str, excluded=()) -> LatticeSearch:
         "The finished `LatticeSearch` of one query (to inspect its trace, slates and scores)."
-        calib = CalibModel(tau=self.pl_tau, lambda_mse=self.lambda_mse)
-        return LatticeSearch(self.index, query, self.scorer, self.beam, self.alpha, self.num_leaf_calib, self.calibration, calib,
-                             excluded, self.seed, self.max_slate).run(self.iterations, self.token_budget)
+        return LatticeSearch(self.index, query, self.scorer, self.settings, excluded=excluded).run(self.iterations, self.token_budget)
 
     def search(self, queries:dict, k:int|None=10, excluded:dict|None=None, keep:bool=False) -> dict:
         "{qid: {doc id: score}} of the top `k` scored leaves per query; `excluded[qid]` doc ids are masked; `keep` keeps each `LatticeSearch` in `.searches`."

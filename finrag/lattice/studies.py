@@ -133,12 +133,11 @@ def _study_table(pq:dict, secs:dict, calls:dict, qids, names) -> dict:
     return {"methods": t, "paired": cmp}
 
 # %% ../../nbs/37c_lattice.studies.ipynb #e2117811
-def _hybrid_llm_run(tree, allq, lq, desc, beam, relevance, llm, llm_docs, budget, slate_tokens, folder, progress) -> tuple:
-    "(label, run, s/query, LLM calls/query, record) of LATTICE with hybrid routing on the test queries `lq`, cached."
+def _hybrid_llm_run(tree, allq, lq, cfg, llm, budget, slate_tokens, folder, progress) -> tuple:
+    "(label, run, s/query, LLM calls/query, record) of LATTICE with hybrid routing (settings `cfg`) on the test queries `lq`, cached."
     from finrag.lattice.search import LatticeRetriever
-    lab = f"lattice hybrid ({desc}, beam {beam}, llm_docs {llm_docs}, budget {budget})"
-    lr = LatticeRetriever(tree, llm, scorer="hybrid", embed_desc=desc, beam=beam, relevance=relevance, llm_docs=llm_docs,
-                          token_budget=budget, slate_tokens=slate_tokens, progress=False)
+    lab = f"lattice hybrid ({cfg.embed_desc}, beam {cfg.beam}, llm_docs {cfg.llm_docs}, budget {budget})"
+    lr = LatticeRetriever(tree, llm, scorer="hybrid", config=cfg, token_budget=budget, scorer_options=dict(slate_tokens=slate_tokens), progress=False)
     if progress: print(f"  {lab} on {len(lq)} test queries, LLM {lr.scorer.lower.llm.model}", flush=True)
     got = cached_lattice_runs(folder, lab, lr, allq, lq, progress=progress)
     mean = lambda k: float(np.mean([v["stats"][k] for v in got.values()]))
@@ -159,7 +158,7 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
                          cache_dir=None,            # per-query LATTICE runs under <cache_dir>/bench/p3_hybrid/<ds.name>/; None = finrag's cache folder
                          progress:bool=True) -> dict:
     "One dataset's entry of results/p3_hybrid.json: embedding LATTICE and LATTICE++ chosen on the development half, hybrid routing on a test subset, n and CIs (see above)."
-    from finrag.config import get_settings
+    from finrag.config import get_settings, with_overrides
     from finrag.protocol import split_queries
     from finrag.lattice.build import build_tree
     from finrag.lattice.search import LatticeRetriever
@@ -206,7 +205,8 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     rng = random.Random(0); lq = sorted(rng.sample(qt, min(llm_queries, len(qt))), key=qt.index)
     hyb = None
     if lq:   # LATTICE hybrid routing on a seeded subset of the test half; LATTICE++ with the fusion above
-        hyb_lab, H, secs_h, calls_h, hyb = _hybrid_llm_run(tree, allq, lq, desc, beam, relevance, llm, llm_docs, budget, slate_tokens, folder, progress)
+        hyb_lab, H, secs_h, calls_h, hyb = _hybrid_llm_run(tree, allq, lq, with_overrides(get_settings().lattice, dict(embed_desc=desc, beam=beam, relevance=relevance, llm_docs=llm_docs)),
+                                                           llm, budget, slate_tokens, folder, progress)
         runs[hyb_lab], pq[hyb_lab], secs[hyb_lab], calls[hyb_lab] = H, per_query_ndcg(H, lq, ds.qrels), secs_h, calls_h
         hp = "lattice++ (hybrid)"
         runs[hp] = fuse_runs([H, runs["bm25"], runs["dense"]], bf, bw, bk); pq[hp] = per_query_ndcg(runs[hp], lq, ds.qrels)
