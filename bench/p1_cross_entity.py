@@ -68,7 +68,7 @@ def nest(results) -> dict:
 
 
 def run(st, qs, tau, opts):
-    return evaluate_graphrag(st, qs, tau=tau, use_llm=False, ragas=False, modes=MODES, graph_options=opts)["rows"]
+    return evaluate_graphrag(st, qs, tau=tau, use_llm=False, ragas=False, modes=MODES, **opts)["rows"]
 
 
 def report(rows, opts_name, tau, set_name, half):

@@ -91,6 +91,8 @@ class GraphRAGSettings:
     boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
     diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (`budget_select`)
     floor: float = valid(**_UNIT, what="in [0, 1]")                          # ... among chunks within this share of the best score
+    open_pool: int = valid(1, 1000, what="in [1, 1000] chunks")              # ... over this many vector candidates instead of k
+    network_reserve: int = valid(0, 1000, what="in [0, 1000] chunks")        # graph mode 'budget', open questions: context slots kept for connected companies' evidence
     article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
     lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
     verify: bool                                                             # `ask`/`demo`: check each answer sentence against the chunk it cites by default (only with a judge people agree with)

@@ -215,7 +215,7 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
                   strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
                   diversity:float=typer.Option(None, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; default: [graphrag] diversity; evidence: bench/p1_cross_entity.py, results/p1_cross_entity.json)."),
                   floor:float=typer.Option(None, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1] (default: [graphrag] floor)."),
-                  network_reserve:int=typer.Option(0, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off)."),
+                  network_reserve:int=typer.Option(None, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off; default: [graphrag] network_reserve)."),
                   article_expand:int=typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: [graphrag] article_expand)."),
                   lexical:float=typer.Option(None, help="Budgeted graph: candidates ranked by cosine + this × BM25 share (lexical_fusion; 0 = dense only; default: [graphrag] lexical)."),
                   json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON."),
@@ -231,11 +231,9 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
     if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
-    for key, v in (("diversity", diversity), ("floor", floor), ("article_expand", article_expand), ("lexical", lexical)):   # the settings' ranges (NaN, inf refused)
+    graph = dict(diversity=diversity, floor=floor, network_reserve=network_reserve, article_expand=article_expand, lexical=lexical)
+    for key, v in graph.items():   # the settings' ranges (NaN, inf refused), named as the options
         if v is not None: check_range(GraphRAGSettings, key, v, option="--" + key.replace("_", "-"))
-    if network_reserve < 0: raise InputError(f"--network-reserve {network_reserve!r} must be >= 0", field="--network-reserve")
-    opts = {k: v for k, v in dict(diversity=diversity, floor=floor, article_expand=article_expand, lexical=lexical).items() if v is not None} \
-        | dict(network_reserve=network_reserve)
-    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n,
-                          graph_options=opts, engine=engine, address=address, workers=workers)
+    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n, engine=engine, address=address,
+                          workers=workers, **graph)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))

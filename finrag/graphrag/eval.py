@@ -5,10 +5,12 @@
 # %% ../../nbs/18_graphrag.eval.ipynb #620aff59
 from __future__ import annotations
 import json, math, time
+from dataclasses import asdict, dataclass, replace
 from collections import Counter, defaultdict
 from pathlib import Path
 import numpy as np
 from ..core import InputError
+from ..config import get_settings
 from .questions import Question, QuestionSet
 from .ragas_adapter import RAGAS_LLM_METRICS, RAGAS_OFFLINE_METRICS, ragas_score
 from ..stats import STRATA, summarise, compare_modes, latency_table
@@ -16,7 +18,8 @@ from .metrics import entity_recall, context_entity_recall, support_recall, copy_
 
 # %% auto #0
 __all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'reference_contexts',
-           'interleave_types', 'evaluate_graphrag', 'tau_ablation', 'format_report', 'jsonable', 'headline']
+           'interleave_types', 'EvalConfig', 'evaluate_graphrag', 'tau_ablation', 'format_report', 'jsonable',
+           'headline']
 
 # %% ../../nbs/18_graphrag.eval.ipynb #e9b9150c
 CORE_METRICS = ("context_entity_recall", "answer_entity_recall", "semantic_similarity")
@@ -84,29 +87,49 @@ def _read_checkpoint(path) -> dict:
         out[r["question_id"], r["mode"]] = r
     return out
 
+@dataclass(frozen=True)
+class EvalConfig:
+    "How `evaluate_graphrag` runs P1's evaluation (§4): the systems, the LLM's and the judge's share, the statistics and the engine. Variants by `dataclasses.replace` or keywords."
+    modes: tuple = SYSTEMS          # systems compared (see `SYSTEMS`); 'vector@X' = vector at X's budget
+    llm_modes: tuple = LLM_MODES    # the systems the LLM answers (and RAGAS judges); kept only where in `modes`
+    use_llm: bool = True            # answer with the LLM (else context metrics and retrieval latency only)
+    ragas: bool|str = False         # False | 'offline' (non-LLM RAGAS) | True (offline + LLM-judged)
+    llm_n: object = None            # questions answered by the LLM: a count (stratified head; None: all) or a list of ids
+    ragas_n: object = None          # answered questions judged by the LLM-judged metrics: a count (stratified head; None: all) or a list of ids
+    ragas_metrics: tuple = RAGAS_LLM_METRICS
+    ragas_timeout: float = 900.0    # seconds per RAGAS metric call
+    n_bootstrap: int = 2000         # bootstrap resamples of every CI
+    seed: int = 0                   # the bootstrap's seed
+    max_tokens: int = 200           # answer budget in tokens
+    verify: bool = False            # answered rows: each sentence checked against its cited chunk (`verify_citations`), the copy rate
+    verify_judge: object = None     # ... the judge (a `citation_judge` name, client or callable; None = `[graphrag] citation_judge`; engine 'ray': each worker's default)
+    engine: str = "local"           # 'local' | 'ray': questions spread over Ray actors (`finrag.scale.ray_map`)
+    address: str|None = None        # engine 'ray': a running cluster (default: a local one)
+    workers: int|None = None        # engine 'ray': actors (default: the cluster's CPUs)
+
+def _eval_configs(config, graph, overrides:dict) -> tuple:
+    "(EvalConfig, GraphRAGSettings) with `overrides` applied: a name of `EvalConfig` goes to it, any other to the graph's settings."
+    from finrag.config import with_overrides
+    config = config or EvalConfig()
+    mine = {k: v for k, v in overrides.items() if k in EvalConfig.__dataclass_fields__}
+    graph = with_overrides(graph or get_settings().graphrag, {k: v for k, v in overrides.items() if k not in mine}, "evaluate_graphrag")
+    config = replace(config, **{k: v for k, v in mine.items() if v is not None})
+    if config.ragas not in (False, True, "offline"): raise InputError(f"ragas={config.ragas!r}: use False, 'offline' or True", field="ragas")
+    bad = [m for m in config.modes if m not in SYSTEMS + EXTRA_SYSTEMS]
+    if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")
+    modes = tuple(config.modes)
+    return replace(config, modes=modes, llm_modes=tuple(m for m in config.llm_modes if m in modes), ragas_metrics=tuple(config.ragas_metrics)), graph
+
 def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       questions:list[Question],
-                      tau:float|None=None,         # INFLUENCES threshold τ; None = `[graphrag] tau`
-                      use_llm:bool=True,           # answer with the LLM (else context metrics and retrieval latency only)
-                      ragas=False,                 # False | 'offline' (non-LLM RAGAS) | True (offline + LLM-judged)
+                      config:EvalConfig|None=None, # how the evaluation runs; None = `EvalConfig()`
+                      *,
+                      graph=None,                  # the budgeted graph's `GraphRAGSettings`; None = `get_settings().graphrag` (the paper graph: the same with graph_mode 'paper')
                       llm=None,                    # `LLMClient` for answers (default `get_llm()`)
                       judge=None,                  # ragas LLM for the judged metrics (default `ragas_llm()`)
-                      llm_n=None,                  # questions answered by the LLM: a count (stratified head; None: all) or a list of ids
-                      ragas_n=None,                # answered questions judged by the LLM-judged metrics: a count (stratified head; None: all) or a list of ids
-                      ragas_metrics=RAGAS_LLM_METRICS,
-                      ragas_timeout:float=900.0,   # seconds per RAGAS metric call
-                      modes=SYSTEMS,               # systems compared (see `SYSTEMS`); 'vector@X' = vector at X's budget
-                      llm_modes=LLM_MODES,         # the systems the LLM answers (and RAGAS judges)
-                      n_bootstrap:int=2000, seed:int=0,
-                      max_tokens:int=200,          # answer budget in tokens
                       checkpoint=None,             # JSONL of finished rows: a re-run skips them (resume after interruption)
                       progress:bool=False,
-                      graph_options:dict|None=None,# more `GraphRAG` arguments for the budgeted graph, e.g. {'diversity': 1.0}
-                      verify:bool=False,           # answered rows: each sentence checked against its cited chunk (`verify_citations`), the copy rate
-                      verify_judge=None,           # ... the judge (a `citation_judge` name, client or callable; default `[graphrag] citation_judge`; engine 'ray': each worker's default)
-                      engine:str="local",          # 'local' | 'ray': questions spread over Ray actors (`finrag.scale.ray_map`)
-                      address:str|None=None,       # engine 'ray': a running cluster (default: a local one)
-                      workers:int|None=None        # engine 'ray': actors (default: the cluster's CPUs)
+                      **overrides                  # keyword variants: an `EvalConfig` field (use_llm=False, modes=...) or a `GraphRAGSettings` one (tau=0.7, diversity=1.0)
                      ) -> dict:
     """Per-question rows, summaries with bootstrap CIs, paired Wilcoxon tests (`PAIRS`), router accuracy, latency and failure counts.
     With `engine='ray'` the retrieval and answers of each question run in Ray actors, each of which opens the store
@@ -114,35 +137,30 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     endpoint's capacity); rows, checkpoint, RAGAS and statistics stay in this process, so the result is the same as the
     local engine's. `InputError` for an `llm` object with engine 'ray' (a client cannot be shipped to the workers)."""
     from finrag.graphrag.rag import GraphRAG
-    from finrag.graphrag.answer import answer_many
     from finrag.graphrag.ingest import NewsStore
     if not questions: raise InputError("no questions to evaluate", field="questions")
-    if ragas not in (False, True, "offline"): raise InputError(f"ragas={ragas!r}: use False, 'offline' or True", field="ragas")
-    bad = [m for m in modes if m not in SYSTEMS + EXTRA_SYSTEMS]
-    if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")
+    cfg, graph = _eval_configs(config, graph, overrides)
     from finrag.scale import check_engine, require_ray
-    if check_engine(engine) == "ray":
+    if check_engine(cfg.engine) == "ray":
         require_ray()
-        if llm is not None or verify_judge is not None: raise InputError("engine 'ray' answers with each worker's default client (FINRAG_LLM_BASE_URL); pass llm=None and verify_judge=None", field="llm")
-    elif address or workers: raise InputError("--address and --workers need --engine ray", field="engine")
+        if llm is not None or cfg.verify_judge is not None: raise InputError("engine 'ray' answers with each worker's default client (FINRAG_LLM_BASE_URL); pass llm=None and verify_judge=None", field="llm")
+    elif cfg.address or cfg.workers: raise InputError("--address and --workers need --engine ray", field="engine")
     st = store if isinstance(store, NewsStore) else NewsStore(store)
     try:
-        rag = GraphRAG(st, tau=tau, **(graph_options or {}))
-        paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if "paper" in " ".join(modes) else None
-        return _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge, llm_n, ragas_n, list(ragas_metrics),
-                         ragas_timeout, tuple(modes), tuple(m for m in llm_modes if m in modes), n_bootstrap, seed, max_tokens,
-                         checkpoint, progress, dict(engine=engine, address=address, workers=workers, tau=tau, graph_options=graph_options),
-                         verify, verify_judge)
+        rag = GraphRAG(st, config=graph)
+        paper = GraphRAG(st, embedder=rag.embedder, config=graph, graph_mode="paper") if "paper" in " ".join(cfg.modes) else None
+        return _evaluate(st, questions, rag, paper, cfg, llm, judge, checkpoint, progress)
     finally:
         if st is not store: st.close()
 
 # %% ../../nbs/18_graphrag.eval.ipynb #a2aaecf8
-def _question_rows(rag, paper, answer_many, llm, items:list, modes, llm_modes, answered:set, done_rows:dict, use_llm:bool,
-                   max_tokens:int, verify:bool=False, verify_judge=None) -> list[list[tuple]]:
+def _question_rows(rag, paper, llm, items:list, answered:set, done_rows:dict, cfg:EvalConfig) -> list[list[tuple]]:
     """Questions `items` [(index, question)] in every mode: per question [(row, RAGResult, fresh)], `fresh` False for a
     row taken from the checkpoint. The retrievals run first; then every answer still missing is asked in one
     `answer_many` call (the batch API: `[models] llm_slots` at once, a repeated prompt once)."""
     from finrag.graphrag.rag import budget_of
+    from finrag.graphrag.answer import answer_many
+    modes, llm_modes, use_llm, verify = cfg.modes, cfg.llm_modes, cfg.use_llm, cfg.verify
     plans, pending = [], []
     for i, q in items:
         order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
@@ -157,7 +175,7 @@ def _question_rows(rag, paper, answer_many, llm, items:list, modes, llm_modes, a
             plan.append((mode, res, None, talk))
             if talk: pending.append(res)
         plans.append((q, plan))
-    errs = dict(zip(map(id, pending), answer_many(rag, pending, llm=llm, max_tokens=max_tokens, verify=verify, judge=verify_judge))) if pending else {}
+    errs = dict(zip(map(id, pending), answer_many(rag, pending, llm=llm, max_tokens=cfg.max_tokens, verify=verify, judge=cfg.verify_judge))) if pending else {}
     outs = []
     for q, plan in plans:
         mine, out = {}, []
@@ -192,31 +210,30 @@ def _question_rows(rag, paper, answer_many, llm, items:list, modes, llm_modes, a
         outs.append(out)
     return outs
 
-def _ray_setup(store_path:str, tau, graph_options, want_paper:bool, use_llm:bool):
-    "A Ray worker's state: the store (read-only), the budgeted and paper graphs, the answer function and its LLM client."
+def _ray_setup(store_path:str, graph, want_paper:bool, use_llm:bool):
+    "A Ray worker's state: the store (read-only), the budgeted and paper graphs (settings `graph`) and the LLM client."
     from finrag.graphrag.rag import GraphRAG
-    from finrag.graphrag.answer import answer_many
     from finrag.graphrag.ingest import NewsStore
     st = NewsStore(store_path)
-    rag = GraphRAG(st, tau=tau, **(graph_options or {}))
-    paper = GraphRAG(st, tau=tau, graph_mode="paper", embedder=rag.embedder) if want_paper else None
+    rag = GraphRAG(st, config=graph)
+    paper = GraphRAG(st, embedder=rag.embedder, config=graph, graph_mode="paper") if want_paper else None
     llm = None
     if use_llm:
         from finrag.llm import get_llm
         llm = get_llm()
-    return dict(st=st, rag=rag, paper=paper, answer_many=answer_many, llm=llm)
+    return dict(st=st, rag=rag, paper=paper, llm=llm)
 
 def _ray_questions(state, job:dict) -> list:
     "A Ray task: `_question_rows` of a shard of (index, question) pairs (its answers asked together)."
     s = state
-    return _question_rows(s["rag"], s["paper"], s["answer_many"], s["llm"], job["items"], job["modes"], job["llm_modes"], job["answered"],
-                          job["done_rows"], job["use_llm"], job["max_tokens"], job["verify"])
+    return _question_rows(s["rag"], s["paper"], s["llm"], job["items"], job["answered"], job["done_rows"], job["cfg"])
 
-def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge, llm_n, ragas_n, ragas_metrics, ragas_timeout,
-              modes, llm_modes, n_bootstrap, seed, max_tokens, checkpoint, progress, scale, verify=False, verify_judge=None) -> dict:
+def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint, progress) -> dict:
     from finrag.ner import get_ner
-    from finrag.config import get_settings, redact
-    if use_llm and scale["engine"] == "local":
+    from finrag.config import redact
+    use_llm, ragas, llm_n, ragas_n, ragas_metrics, ragas_timeout = cfg.use_llm, cfg.ragas, cfg.llm_n, cfg.ragas_n, list(cfg.ragas_metrics), cfg.ragas_timeout
+    modes, llm_modes, verify = cfg.modes, cfg.llm_modes, cfg.verify
+    if use_llm and cfg.engine == "local":
         from finrag.llm import get_llm
         llm = llm or get_llm()
         llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=1, cache=False)   # warm-up: load the model now
@@ -238,25 +255,24 @@ def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge
                                    f"{row['completion_tokens']} completion, {took}", flush=True)
             if ck: ck.write(json.dumps(row, ensure_ascii=False, default=float) + "\n"); ck.flush()
     try:
-        if scale["engine"] == "ray":
+        if cfg.engine == "ray":
             from finrag.scale import ray_map
             from functools import partial
             items = list(enumerate(questions))
-            size = max(1, math.ceil(len(items) / (4 * (scale["workers"] or 2))))
+            size = max(1, math.ceil(len(items) / (4 * (cfg.workers or 2))))
             shards = [items[j:j + size] for j in range(0, len(items), size)]
             def job(s):
                 mine = {q.id for _, q in s}
-                return dict(items=s, modes=modes, llm_modes=llm_modes, answered=answered, use_llm=use_llm, max_tokens=max_tokens,
-                            verify=verify, done_rows={k: v for k, v in done_rows.items() if k[0] in mine})
+                return dict(items=s, answered=answered, cfg=cfg, done_rows={k: v for k, v in done_rows.items() if k[0] in mine})
             jobs = [job(s) for s in shards]
-            setup = partial(_ray_setup, str(Path(st.path).resolve()), scale["tau"], scale["graph_options"], paper is not None, use_llm)
+            setup = partial(_ray_setup, str(Path(st.path).resolve()), rag.settings, paper is not None, use_llm)
             bar = None
             if progress:
                 from tqdm.auto import tqdm; bar = tqdm(total=len(items), desc="questions")
             def arrived(j, outs):
                 for (_, q), out in zip(shards[j], outs): take(q, out)
                 if bar is not None: bar.update(len(outs))
-            ray_map(_ray_questions, jobs, setup=setup, workers=scale["workers"], address=scale["address"], on_result=arrived)
+            ray_map(_ray_questions, jobs, setup=setup, workers=cfg.workers, address=cfg.address, on_result=arrived)
             if bar is not None: bar.close()
         else:
             items = list(enumerate(questions))
@@ -266,8 +282,7 @@ def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge
                 from tqdm.auto import tqdm; bar = tqdm(total=len(items), desc="questions")
             for j in range(0, len(items), b):
                 part = items[j:j + b]
-                for (_, q), out in zip(part, _question_rows(rag, paper, answer_many, llm, part, modes, llm_modes, answered, done_rows,
-                                                            use_llm, max_tokens, verify, verify_judge)): take(q, out)
+                for (_, q), out in zip(part, _question_rows(rag, paper, llm, part, answered, done_rows, cfg)): take(q, out)
                 if bar is not None: bar.update(len(part))
             if bar is not None: bar.close()
     finally:
@@ -305,15 +320,15 @@ def _evaluate(st, questions, rag, paper, answer_many, use_llm, ragas, llm, judge
                 for m in ragas_metrics: r[m] = float("nan")
             for r, s in zip(sub, sc): r.update(s)
             ragas_report.update(rep); metrics += list(ragas_metrics)
-    cfg = dict(tau=rag.tau, k=rag.k, neighbor_top=rag.neighbor_top, neighbor_min_sim=rag.neighbor_min_sim, graph_mode=rag.graph_mode,
-               budget_chunks=rag.budget_chunks, budget_tokens=rag.budget_tokens, modes=list(modes), llm_modes=list(llm_modes),
-               use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n,
-               ragas_metrics=ragas_metrics if ragas is True else [], max_tokens=max_tokens,
-               llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=redact(getattr(llm, "base_url", None)) if use_llm and getattr(llm, "base_url", None) else None,
-               store=str(st.path), n_bootstrap=n_bootstrap, engine=scale["engine"])
+    conf = asdict(rag.settings) | dict(modes=list(modes), llm_modes=list(llm_modes),      # every graph setting and every evaluation knob
+                use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n,
+                ragas_metrics=ragas_metrics if ragas is True else [], ragas_timeout=ragas_timeout, max_tokens=cfg.max_tokens, verify=verify,
+                verify_judge=cfg.verify_judge if isinstance(cfg.verify_judge, str) or cfg.verify_judge is None else type(cfg.verify_judge).__name__,
+                llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=redact(getattr(llm, "base_url", None)) if use_llm and getattr(llm, "base_url", None) else None,
+                store=str(st.path), n_bootstrap=cfg.n_bootstrap, seed=cfg.seed, engine=cfg.engine, workers=cfg.workers)
     pairs = {f"{a} vs {b}": compare_modes(rows, metrics + ["latency_s", "context_tokens"], a, b) for a, b in PAIRS if a in modes and b in modes}
-    return dict(config=cfg, n_questions=len(questions), counts=dict(Counter(q.type for q in questions)), metrics=metrics,
-                rows=rows, summary=summarise(rows, metrics + ["latency_s", "context_tokens", "prompt_tokens"], modes, n_bootstrap, seed),
+    return dict(config=conf, n_questions=len(questions), counts=dict(Counter(q.type for q in questions)), metrics=metrics,
+                rows=rows, summary=summarise(rows, metrics + ["latency_s", "context_tokens", "prompt_tokens"], modes, cfg.n_bootstrap, cfg.seed),
                 wilcoxon=pairs.get("graph vs vector", []), pairs=pairs, router=router_accuracy(rows),
                 latency=latency_table(rows, [m for m in modes if not use_llm or m in llm_modes]),
                 failures=dict(llm_answers=sum(bool(r["llm_error"]) for r in rows), ragas=ragas_report),

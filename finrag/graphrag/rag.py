@@ -10,7 +10,7 @@ import numpy as np
 from ..core import FinragError, Timings
 from ..config import check_question
 from ..llm import default_llm
-from ..config import get_settings
+from ..config import GraphRAGSettings, get_settings, with_overrides
 from .ingest import NewsStore
 
 # %% auto #0
@@ -173,32 +173,20 @@ MODES, GRAPH_MODES = ("vector", "graph", "auto"), ("paper", "budget")
 class GraphRAG:
     "Vector top-k, P1's 2-hop Graph-RAG (`graph_mode` 'paper' or the budgeted 'budget') and the 'auto' router over a `NewsStore`."
     def __init__(self, store,                  # a `NewsStore` or its folder
-                 k:int|None=None, tau:float|None=None, neighbor_top:int|None=None, neighbor_min_sim:float|None=None,
-                 embedder=None, llm=None,
-                 graph_mode:str|None=None,     # 'paper' | 'budget'; None = `[graphrag] graph_mode`
-                 budget_chunks:int|None=None, budget_tokens:int|None=None, ner=None,
-                 diversity:float|None=None,    # budget mode, open questions (`is_open_question`): entity-diverse fill (`budget_select`); 0 = off; None = `[graphrag] diversity`
-                 floor:float|None=None,        # ... among chunks within this share of the best score; None = `[graphrag] floor`
-                 open_pool:int=20,             # ... over this many vector candidates instead of k
-                 network_reserve:int=0,        # budget mode, open questions: slots kept for connected companies' evidence
-                 article_expand:int|None=None, # budget mode, questions with an `OPEN_CUES` cue: sibling chunks of the top article naming new companies (`article_expansion`); None = `[graphrag] article_expand`
-                 lexical:float|None=None):     # budget mode: candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`); None = `[graphrag] lexical`, 0 = dense only
-        S = get_settings().graphrag
+                 embedder=None,                # the chunk encoder; None = the store's (`get_embedder(store.embedder_name)`)
+                 llm=None,                     # the chat client; None = `finrag.llm.get_llm()` at each use
+                 ner=None,                     # the question NER; None = `finrag.ner.get_ner()`
+                 *,
+                 config:GraphRAGSettings|None=None,  # retrieval settings (k, tau, neighbor_top, neighbor_min_sim, graph_mode, budget_chunks, budget_tokens,
+                                               # diversity, floor, open_pool, network_reserve, article_expand, lexical); None = `get_settings().graphrag`
+                 **overrides):                 # one-off variants of `config` fields (`with_overrides`), e.g. graph_mode='paper', lexical=0
+        S = self.settings = with_overrides(get_settings().graphrag if config is None else config, overrides, "GraphRAG")
         self.store = store if isinstance(store, NewsStore) else NewsStore(store)
-        self.k = k or S.k
-        self.tau = S.tau if tau is None else tau
-        self.neighbor_top = neighbor_top or S.neighbor_top
-        self.neighbor_min_sim = S.neighbor_min_sim if neighbor_min_sim is None else neighbor_min_sim
-        self.graph_mode = graph_mode or S.graph_mode
-        if self.graph_mode not in GRAPH_MODES: raise FinragError(f"unknown graph_mode {self.graph_mode!r}: use one of {GRAPH_MODES}")
-        self.budget_chunks, self.budget_tokens = budget_chunks or S.budget_chunks, budget_tokens or S.budget_tokens
+        self.k, self.tau, self.neighbor_top, self.neighbor_min_sim, self.graph_mode = S.k, S.tau, S.neighbor_top, S.neighbor_min_sim, S.graph_mode
+        self.budget_chunks, self.budget_tokens = S.budget_chunks, S.budget_tokens
         self._embedder, self._llm, self._ner = embedder, llm, ner
-        pick = lambda v, key: getattr(S, key) if v is None else v
-        self.diversity, self.floor, self.open_pool = float(pick(diversity, "diversity")), float(pick(floor, "floor")), int(open_pool)
-        self.network_reserve, self.article_expand = int(network_reserve), int(pick(article_expand, "article_expand"))
-        if self.article_expand < 0: raise FinragError(f"article_expand={article_expand!r} must be >= 0")
-        self.lexical = float(pick(lexical, "lexical"))
-        if self.lexical < 0: raise FinragError(f"lexical={lexical!r} must be >= 0")
+        self.diversity, self.floor, self.open_pool, self.network_reserve = float(S.diversity), float(S.floor), int(S.open_pool), int(S.network_reserve)
+        self.article_expand, self.lexical = int(S.article_expand), float(S.lexical)
         self._row = self.store.ids
         if not self.store.rows: raise FinragError(f"{self.store.path}: the store holds no chunks; ingest news first")
         self.store.index; self.embedder       # load the index and the encoder now, not inside the first query's timing
