@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, shlex, sys, time
 from pathlib import Path
 import typer
-from ..core import FinragError, InputError, Timings, sample_news_path
+from ..core import FinragError, Timings, sample_news_path
 from ..config import check_range, get_settings
 from ..report import enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, printable
 
