@@ -12,7 +12,7 @@ from ..core import InputError, ModelUnavailableError, Timings
 from ..config import check_question
 from ..models import default_embedder
 from ..llm import default_llm
-from ..config import HierarchicalSettings, get_settings
+from ..config import HierarchicalSettings, get_settings, with_overrides
 from ..retrieval import doc_text, register_method, register_transform
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
@@ -157,20 +157,18 @@ class HierarchicalRetriever:
                  stage1=None,                   # a scorer name (`make_scorer`) or a `Scorer`; None = `config.stage1`
                  stage2=None,                   # a scorer name, a `Scorer` or 'none' (stage 1 only); None = `config.stage2`
                  preretrieval:PreRetrievalConfig|bool|None=True, # True: the settings' steps (`PreRetrievalConfig.from_settings()`); None/False: none
-                 stage1_keep:int|None=None,     # None = `config.stage1_keep`
-                 final_k:int|None=None,         # None = `config.final_k`
-                 fusion:str|None=None,          # 'none' | 'rrf' | 'interp' (see `Cascade`); None = `config.fusion`
-                 weight:float|None=None,        # interp: weight of stage 2; None = the scorer's (`config.scorer(name).weight`)
-                 adaptive:float|None=None,      # call stage 2 only where stage 1's margin is below this (see `Cascade`)
-                 stage2_pool:int|None=None,     # stage 2 scores only stage 1's best this many; None = the scorer's (`config.scorer`), else all
-                 stage2_raw:bool|None=None,     # stage 2 reads the raw query and documents (`RawTextScorer`); None = the scorer's
-                 embedder=None, cache_dir=None, llm=None,
-                 config:HierarchicalSettings|None=None): # None = `get_settings().hierarchical`; variants by `dataclasses.replace`
+                 *,
+                 embedder=None, cache_dir=None, # the bi-encoder of stage 1 (None: the packaged MiniLM) and its embedding cache
+                 llm=None,                      # the client of LLM steps and judges; None = `get_llm()` when one is used
+                 config:HierarchicalSettings|None=None, # every default (stage1_keep, final_k, fusion, ...); None = `get_settings().hierarchical`
+                 **overrides):                  # keyword variants of `config` fields (`with_overrides`), and of this cascade's stage 2:
+                                                # weight (interp weight; None = the scorer's, `config.scorer(name).weight`), stage2_pool (None = the
+                                                # scorer's), stage2_raw (reads the raw texts, `RawTextScorer`; None = the scorer's), adaptive (see `Cascade`)
         if not corpus: raise InputError("the corpus is empty", field="corpus")
-        h = self.settings = get_settings().hierarchical if config is None else config
-        self.stage1_keep = int(h.stage1_keep if stage1_keep is None else stage1_keep)
-        self.final_k = int(h.final_k if final_k is None else final_k)
-        if self.stage1_keep < 1 or self.final_k < 1: raise InputError("stage1_keep and final_k must be positive", field="keep")
+        own_opts = {k: overrides.pop(k, None) for k in ("weight", "stage2_pool", "stage2_raw", "adaptive")}
+        weight, stage2_pool, stage2_raw, adaptive = own_opts.values()
+        h = self.settings = with_overrides(get_settings().hierarchical if config is None else config, overrides, "HierarchicalRetriever")
+        self.stage1_keep, self.final_k, fusion = int(h.stage1_keep), int(h.final_k), h.fusion
         if preretrieval is True: preretrieval = PreRetrievalConfig.from_settings(h.preretrieval)
         preretrieval = preretrieval or None
         self.cfg, self.llm, self.timings, self.raw = preretrieval, llm, Timings(), corpus
@@ -190,7 +188,6 @@ class HierarchicalRetriever:
         pool = own.pool if stage2_pool is None else stage2_pool
         stages = [(self.stage1, self.stage1_keep)] + ([(self.stage2, self.final_k, pool)] if self.stage2 else [])
         weight = own.weight if weight is None else weight
-        fusion = h.fusion if fusion is None else fusion
         self.cascade = Cascade(stages, fusion=None if fusion == "none" else fusion, weight=weight, adaptive=adaptive, backfill=True, config=h)
         self.texts = {i: doc_text(d) for i, d in self.corpus.items()}
         c = self.cascade
