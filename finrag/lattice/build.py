@@ -11,7 +11,7 @@ from fastcore.basics import patch
 from ..core import InputError, Timings
 from ..models import default_embedder
 from ..llm import default_llm
-from ..config import LatticeSettings, check_range, get_settings
+from ..config import LatticeSettings, get_settings, with_overrides
 from ..beir import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
 from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
@@ -20,8 +20,8 @@ from ..core import defuse
 from .partition import _partition_budget, choose_level, merge_small_clusters, repair_partition, kmeans_split
 
 # %% auto #0
-__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'FALLBACK_RATE', 'n_clusters', 'build_options', 'build_tree',
-           'partition_sizes']
+__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'BUILD_KNOBS', 'FALLBACK_RATE', 'n_clusters', 'build_options',
+           'build_tree', 'partition_sizes']
 
 # %% ../../nbs/33_lattice.build.ipynb #7116194c
 def _leaf_desc(title:str, text:str) -> str:
@@ -45,17 +45,17 @@ def _partition_schema(n:int, M:int) -> dict:
         "required": ["name", "summary", "members"]}}}, "required": ["clusters"]}
 
 class _Builder:
-    def __init__(self, corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
-                 context_tokens, max_depth, seed, progress, doc_summarizer=None, partition_tokens=None, llm_depth=None):
+    def __init__(self, corpus, o:dict, llm, embedder, embeddings, progress):
+        "`o`: `build_options` (the build's settings, `context_tokens`, `max_depth`, `seed`)."
         self.ids = list(corpus)
         if not self.ids: raise InputError("the corpus is empty: nothing to build a tree from", field="corpus")
         self.docs = [title_and_text(corpus[i]) for i in self.ids]
-        self.strategy, self.summarizer, self.partitioner = strategy, summarizer, partitioner
-        self.M, self.max_leaf, self.max_depth, self.llm_depth = branching, max_leaf_docs, max_depth, llm_depth
-        self.ctx = int(context_tokens or get_settings().models.llm_ctx)
-        self.doc_summarizer = doc_summarizer or summarizer
-        self.part_ctx = min(self.ctx, int(partition_tokens)) if partition_tokens else self.ctx   # prompt + answer of one partition call
-        self.rng, self.seed, self.progress = np.random.default_rng(seed), seed, progress
+        self.strategy, self.summarizer, self.partitioner = o["strategy"], o["summarizer"], o["partitioner"]
+        self.M, self.max_leaf, self.max_depth, self.llm_depth = o["branching"], o["max_leaf_docs"], o["max_depth"], o["llm_depth"]
+        self.ctx = int(o["context_tokens"] or get_settings().models.llm_ctx)
+        self.doc_summarizer = o["doc_summarizer"] or o["summarizer"]
+        self.part_ctx = min(self.ctx, int(o["partition_tokens"])) if o["partition_tokens"] else self.ctx   # prompt + answer of one partition call
+        self.rng, self.seed, self.progress = np.random.default_rng(o["seed"]), o["seed"], progress
         self.t, self.usage = Timings(), LLMUsage()
         self.counts = {"summary_doc": {}, "summary_cluster": {}, "partition_llm": 0, "partition_fallbacks": 0, "partition_kmeans": 0,
                        "items_repaired": 0, "duplicates_dropped": 0, "ids_dropped": 0, "clusters_merged": 0}
@@ -272,39 +272,37 @@ STRATEGIES = ("top-down", "bottom-up", "hybrid")
 BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs", "partition_tokens", "llm_depth")
 
 # %% ../../nbs/33_lattice.build.ipynb #ace5c92d
+BUILD_KNOBS = {"context_tokens": None, "max_depth": 8, "seed": 0}   # build options that are not settings: the LLM's window (None: `[models] llm_ctx`), no split below this depth, the k-means seed
+
 def build_options(config:LatticeSettings|None=None, # None = `get_settings().lattice`
-                  **given                           # options of `build_tree` (None: not given)
+                  where:str="build_tree",           # who asks, for the error
+                  **given                           # options of `build_tree`: `BUILD_OPTIONS` and `BUILD_KNOBS` (None: not given)
                  ) -> dict:
-    "Every option of `BUILD_OPTIONS`: the given one, else the record's; `partition_tokens` 0 → None (the whole context), `llm_depth` 0 → None (every level); `InputError` (naming the option) outside the declared range."
-    L = get_settings().lattice if config is None else config
-    o = {k: getattr(L, k) if given.get(k) is None else given[k] for k in BUILD_OPTIONS}
-    for k in ("branching", "max_leaf_docs", "partition_tokens", "llm_depth"): check_range(LatticeSettings, k, o[k], option=k)
-    return o | {"partition_tokens": o["partition_tokens"] or None, "llm_depth": o["llm_depth"] or None}
+    "Every option of `BUILD_OPTIONS` (the given one, else the record's) and of `BUILD_KNOBS`; `partition_tokens` 0 → None (the whole context), `llm_depth` 0 → None (every level); `InputError` naming an unknown option or one outside its declared range."
+    knobs = {k: v if (x := given.pop(k, None)) is None else x for k, v in BUILD_KNOBS.items()}
+    bad = sorted(set(given) - set(BUILD_OPTIONS))
+    if bad: raise InputError(f"{where}: unknown option(s) {', '.join(bad)}; known: {', '.join(BUILD_OPTIONS + tuple(BUILD_KNOBS))}", field=bad[0])
+    L = with_overrides(get_settings().lattice if config is None else config, given, where)
+    o = {k: getattr(L, k) for k in BUILD_OPTIONS}
+    return o | knobs | {"partition_tokens": o["partition_tokens"] or None, "llm_depth": o["llm_depth"] or None}
 
 # %% ../../nbs/33_lattice.build.ipynb #edf355b4
 def build_tree(data,                        # a `BeirDataset`, or a corpus dict {doc id: {'title','text'} or str}
-               strategy:str|None=None,      # 'top-down' (LLM partitions, the paper's v2 default) | 'bottom-up' (agglomerative) | 'hybrid'
+               strategy:str|None=None,      # 'top-down' (LLM partitions, the paper's v2 default) | 'bottom-up' (agglomerative) | 'hybrid'; None = `config.strategy`
+               *,
                llm=None,                    # `.json(messages, schema, **kw)` client; None = `finrag.llm.get_llm()`, started only if needed
-               summarizer:str|None=None,    # 'llm' | 'extractive' (a labelled deviation: no LLM summaries)
-               partitioner:str|None=None,   # top-down splits: 'llm' (the paper) | 'kmeans' (a labelled deviation, no LLM)
-               branching:int|None=None,     # M: clusters per split / children per internal node (bottom-up)
-               max_leaf_docs:int|None=None, # a node with at most this many documents gets them as leaves
                embedder=None,               # `.encode(texts) -> (n, d)`; None = `finrag.models.get_embedder()`
                embeddings=None,             # precomputed (n, d) document embeddings in corpus order (skips the embedder)
-               context_tokens:int|None=None,# the LLM's context window for one prompt; None = `[models] llm_ctx`
-               max_depth:int=8,             # no split below this depth (the node keeps all its documents as leaves)
-               seed:int=0,                  # k-means, sampling of shown items
                progress:bool=True,          # tqdm progress bars
-               doc_summarizer:str|None=None,# document (leaf) summaries: 'llm' | 'extractive'
-               partition_tokens:int|None=None, # prompt + answer tokens of one LLM partition call (fewer, coarser items); 0 = the whole context
-               llm_depth:int|None=None,     # top-down and hybrid: the LLM partitions and summarises only nodes above this depth (root = 0); 0 = every level; bottom-up ignores it
-               config:LatticeSettings|None=None # every option left None comes from here; None = `get_settings().lattice` (`[lattice]`)
+               config:LatticeSettings|None=None, # the build's settings (summarizer, doc_summarizer, partitioner, branching, max_leaf_docs, partition_tokens,
+                                            # llm_depth); None = `get_settings().lattice` (`[lattice]`)
+               **options                    # keyword variants of those settings (e.g. summarizer='extractive', partitioner='kmeans', branching=3),
+                                            # and `BUILD_KNOBS`: context_tokens (the LLM's window; None = `[models] llm_ctx`), max_depth (no split below; 8), seed (k-means; 0)
               ) -> SemanticTree:
     "Build the LATTICE semantic tree over the corpus; `InputError` on bad options or an empty corpus, `LLMError` if the LLM server fails."
-    o = build_options(config, strategy=strategy, summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner,
-                      branching=branching, max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)
+    o = build_options(config, "build_tree", strategy=strategy, **options)
     strategy, summarizer, doc_summarizer, partitioner = o["strategy"], o["summarizer"], o["doc_summarizer"], o["partitioner"]
-    branching, max_leaf_docs, partition_tokens, llm_depth = o["branching"], o["max_leaf_docs"], o["partition_tokens"], o["llm_depth"]
+    branching, max_leaf_docs = o["branching"], o["max_leaf_docs"]
     if strategy not in STRATEGIES: raise InputError(f"strategy must be one of {STRATEGIES}, got {strategy!r}", field="strategy")
     if summarizer not in ("llm", "extractive"): raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
     if doc_summarizer not in (None, "llm", "extractive"): raise InputError(f"doc_summarizer must be 'llm' or 'extractive', got {doc_summarizer!r}", field="doc_summarizer")
@@ -312,8 +310,7 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     if branching < 2 or max_leaf_docs < 1: raise InputError("branching must be ≥ 2 and max_leaf_docs ≥ 1", field="branching")
     corpus = data.corpus if isinstance(data, BeirDataset) else data
     if not isinstance(corpus, dict): raise InputError(f"expected a BeirDataset or a corpus dict, got {type(data).__name__}", field="data")
-    b = _Builder(corpus, strategy, llm, summarizer, partitioner, branching, max_leaf_docs, embedder, embeddings,
-                 context_tokens, max_depth, seed, progress, doc_summarizer, partition_tokens, llm_depth)
+    b = _Builder(corpus, o, llm, embedder, embeddings, progress)
     b.prepare()
     b.t0 = time.perf_counter()
     if strategy == "top-down" and (summarizer == "llm" or partitioner == "llm"):
@@ -329,7 +326,7 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     model = getattr(b._llm, "model", None) if uses_llm else None
     stats = {"strategy": strategy, "summarizer": summarizer, "doc_summarizer": b.doc_summarizer, "partitioner": partitioner if strategy != "bottom-up" else None,
              "model": model, "embedder": getattr(b._embedder, "model_id", None) if b._embedder is not None else "precomputed",
-             "branching_target": branching, "max_leaf_docs": max_leaf_docs, "llm_depth": llm_depth, "context_tokens": b.ctx, "partition_tokens": b.part_ctx, "seed": seed,
+             "branching_target": branching, "max_leaf_docs": max_leaf_docs, "llm_depth": b.llm_depth, "context_tokens": b.ctx, "partition_tokens": b.part_ctx, "seed": b.seed,
              "n_docs": len(b.ids), **tree_stats(root), "llm": b.usage.as_dict(),
              "seconds": {k: round(v, 3) for k, v in b.t.items()} | {"total": round(b.t.total, 3)},
              "summaries": {"documents": c["summary_doc"], "clusters": c["summary_cluster"]},

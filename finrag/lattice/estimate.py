@@ -22,25 +22,21 @@ DEFAULT_SPEED = (25.0, 8.0)   # (prompt, decode) tokens/s assumed for an unknown
 
 # %% ../../nbs/33c_lattice.estimate.ipynb #7059e5ce
 def estimate_build(corpus:dict,                 # doc id -> {'title','text'} (or str)
-                   strategy:str|None=None, summarizer:str|None=None, partitioner:str|None=None,
-                   branching:int|None=None, max_leaf_docs:int|None=None,
-                   doc_summarizer:str|None=None,
-                   context_tokens:int|None=None, partition_tokens:int|None=None,
-                   llm_depth:int|None=None,     # see `build_tree` (None: the record's)
+                   strategy:str|None=None,      # see `build_tree`
+                   *,
                    model:str|None=None,         # a key of `LLM_SPEEDS` (None: `DEFAULT_SPEED`)
                    speed:tuple|None=None,       # (prompt, decode) tokens/s; overrides `model`
-                   config:LatticeSettings|None=None, # see `build_tree`
                    skew:str="zipf",             # LLM partition sizes: 'zipf' (uneven, as measured) | 'even'
                    fallback_rate:float|None=None, # share of LLM partitions unusable (k-means, children then LLM-summarised); None = FALLBACK_RATE
-                   max_depth:int=8              # see `build_tree`
+                   config:LatticeSettings|None=None, # see `build_tree`
+                   **options                    # the build's options, as `build_tree` takes them (e.g. branching=3, context_tokens=4096)
                   ) -> dict:
     "Up-front estimate of `build_tree`'s LLM cost: {'calls', 'prompt_tokens', 'completion_tokens', 'seconds', 'speed'} (a model, see above)."
-    o = build_options(config, strategy=strategy, summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner,
-                      branching=branching, max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)
+    o = build_options(config, "estimate_build", strategy=strategy, **options)
     strategy, summarizer, doc_summarizer, partitioner = o["strategy"], o["summarizer"], o["doc_summarizer"], o["partitioner"]
-    branching, max_leaf_docs, partition_tokens, llm_depth = o["branching"], o["max_leaf_docs"], o["partition_tokens"], o["llm_depth"]
+    branching, max_leaf_docs, partition_tokens, llm_depth, max_depth = o["branching"], o["max_leaf_docs"], o["partition_tokens"], o["llm_depth"], o["max_depth"]
     n, M = len(corpus), max(2, branching)
-    ctx = int(context_tokens or get_settings().models.llm_ctx)
+    ctx = int(o["context_tokens"] or get_settings().models.llm_ctx)
     part_ctx = min(ctx, int(partition_tokens)) if partition_tokens else ctx
     calls = pt = ct = 0.0
     if (doc_summarizer or summarizer) == "llm":
