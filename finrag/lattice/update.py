@@ -16,7 +16,7 @@ from .partition import kmeans_split, merge_small_clusters
 from .scorers import EmbeddingScorer, slate_descriptions
 
 # %% auto #0
-__all__ = ['GROW_ROUTES', 'GROW_SPLITS', 'tree_problems', 'add_documents', 'remove_documents']
+__all__ = ['GROW_ROUTES', 'GROW_SPLITS', 'UPDATE_OPTIONS', 'tree_problems', 'add_documents', 'remove_documents']
 
 # %% ../../nbs/33b_lattice.update.ipynb #8538589b
 def tree_problems(tree,                        # a `SemanticTree` (or its root `SemanticNode`)
@@ -59,12 +59,27 @@ def _depths(root:SemanticNode) -> dict:
 GROW_ROUTES = ("centroid", "descriptions")   # `add_documents(route=…)`; the default is `[lattice] grow_route`
 GROW_SPLITS = ("sibling", "child")           # `add_documents(split=…)`; the default is `[lattice] grow_split`
 
+UPDATE_OPTIONS = {   # the options of `add_documents` and `remove_documents` (None or absent: the default named here)
+    "summarizer": "internal-node summaries 'llm' | 'extractive'; None = the tree's",
+    "doc_summarizer": "the new leaves' summaries; None = the tree's",
+    "llm_depth": "LLM summaries only above this depth; None = the tree's",
+    "branching": "children per node; None = the tree's", "max_leaf_docs": "documents per leaf cluster; None = the tree's",
+    "context_tokens": "the LLM's window; None = the tree's, else `[models] llm_ctx`", "seed": "k-means seed of the splits; None = 0",
+    "spill": "a document routed to a full leaf cluster goes to the best-scoring sibling cluster with room (no split) when there is one; None = `[lattice] spill`",
+    "stale_share": "a node on a changed path is re-summarised when more than this share of its documents changed since its summary; 0 = always; None = `[lattice] stale_share`",
+    "route": "'centroid': down to the child whose centroid (mean document embedding) is nearest, as the k-means build assigns; "
+             "'descriptions': to the child whose description `scorer` ranks first; None = `[lattice] grow_route`",
+    "split": "an overflowing leaf cluster: 'sibling' keeps its largest k-means group (and its summary) and gives the other groups to its parent "
+             "as new siblings, when the parent has room (else as 'child'); 'child': all groups become its new children; None = `[lattice] grow_split`"}
+
 class _Updater:
     "What `add_documents` and `remove_documents` share: the tree's settings, the scorer that routes, the summariser, the counts."
-    def __init__(self, tree:SemanticTree, llm=None, scorer=None, embedder=None, summarizer=None, doc_summarizer=None,
-                 llm_depth=None, branching=None, max_leaf_docs=None, context_tokens=None, seed=0, texts=(), stale_share=None, embeddings=None, spill=None,
-                 route=None, split=None):
+    def __init__(self, tree:SemanticTree, llm=None, scorer=None, embedder=None, texts=(), embeddings=None, where:str="add_documents", **options):
         if not isinstance(tree, SemanticTree): raise InputError(f"expected a SemanticTree, got {type(tree).__name__}", field="tree")
+        bad = sorted(set(options) - set(UPDATE_OPTIONS))
+        if bad: raise InputError(f"{where}: unknown option(s) {', '.join(bad)}; known: {', '.join(UPDATE_OPTIONS)}", field=bad[0])
+        summarizer, doc_summarizer, llm_depth, branching, max_leaf_docs, context_tokens, seed, spill, stale_share, route, split = map(options.get, UPDATE_OPTIONS)
+        seed = seed or 0
         st, L = tree.stats, get_settings().lattice
         self.tree, self.seed = tree, seed
         self.M = int(branching or st.get("branching_target") or L.branching)
@@ -171,19 +186,10 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
                   llm=None,                   # for LLM summaries (the tree's `summarizer`) or an LLM scorer; None = `get_llm()`, started only if needed
                   scorer=None,                # routes each document: (query, descs, leaf) -> SlateScores; None = `EmbeddingScorer` (cosine of the node descriptions)
                   embedder=None,              # the embedder of the default scorer and of the splits; None = `get_embedder()`
-                  summarizer:str|None=None,   # internal-node summaries 'llm' | 'extractive'; None = the tree's
-                  doc_summarizer:str|None=None, # the new leaves' summaries; None = the tree's
-                  llm_depth:int|None=None,    # LLM summaries only above this depth; None = the tree's
-                  branching:int|None=None, max_leaf_docs:int|None=None, # limits; None = the tree's
-                  context_tokens:int|None=None, seed:int=0,
+                  *,
                   embeddings=None,            # {doc id: vector} of the new (and optionally the tree's) documents; None = `corpus_embeddings` of the new ones (the build's disk cache)
-                  spill:bool|None=None,       # a document routed to a full leaf cluster goes to the best-scoring sibling cluster with room (no split) when there is one; None = `[lattice] spill`
-                  stale_share:float|None=None,# a node on a changed path is re-summarised when more than this share of its documents changed since its summary; 0 = always; None = `[lattice] stale_share`
-                  route:str|None=None,        # 'centroid': down to the child whose centroid (mean document embedding) is nearest, as the k-means build assigns;
-                                              # 'descriptions': to the child whose description `scorer` ranks first; None = `[lattice] grow_route`
-                  split:str|None=None         # an overflowing leaf cluster: 'sibling' keeps its largest k-means group (and its summary) and gives
-                                              # the other groups to its parent as new siblings, when the parent has room (else as 'child');
-                                              # 'child': all groups become its new children (the tree deepens there); None = `[lattice] grow_split`
+                  **options                   # `UPDATE_OPTIONS` (summarizer, doc_summarizer, llm_depth, branching, max_leaf_docs, context_tokens, seed,
+                                              # spill, stale_share, route, split), each defaulting to the tree's or to `[lattice]`
                  ) -> SemanticTree:
     """Insert each new document under the node its route ends at, split nodes over the branching limit (k-means, as the
     build), refresh the stale summaries on the changed paths only; `stats['updates'][-1]` counts what was re-summarised.
@@ -195,8 +201,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
     dup = [d for d in corpus if d in have]
     if dup: raise InputError(f"{len(dup)} document(s) already in the tree (e.g. {dup[0]!r}): remove them first to replace them", field="id")
     docs = {d: title_and_text(corpus[d]) for d in corpus}
-    u = _Updater(tree, llm, scorer, embedder, summarizer, doc_summarizer, llm_depth, branching, max_leaf_docs, context_tokens, seed,
-                 [f"{t} {x}" for t, x in docs.values()], stale_share, embeddings, spill, route, split)
+    u = _Updater(tree, llm, scorer, embedder, [f"{t} {x}" for t, x in docs.values()], embeddings, **options)
     with u.t("embed"):
         todo = [d for d in docs if d not in u.known]
         if todo:
@@ -234,7 +239,7 @@ def add_documents(tree:SemanticTree,          # the tree to grow (changed in pla
             if len(node.children) > limit:
                 kids = node.children
                 emb = np.stack([u.vector(c) for c in kids])
-                labels, _, _ = merge_small_clusters(kmeans_split(emb, n_clusters(len(kids), u.M, u.max_leaf), seed), emb)
+                labels, _, _ = merge_small_clusters(kmeans_split(emb, n_clusters(len(kids), u.M, u.max_leaf), u.seed), emb)
                 groups = [[kids[i] for i in np.flatnonzero(labels == j)] for j in range(labels.max() + 1)]
                 keep = max(range(len(groups)), key=lambda j: len(groups[j]))
                 moved = [g for j, g in enumerate(groups) if j != keep and len(g) > 1]
@@ -277,7 +282,7 @@ def remove_documents(tree:SemanticTree,   # the tree to shrink (changed in place
     unknown = [i for i in ids if i not in leaves]
     if unknown: raise InputError(f"{len(unknown)} id(s) not in the tree (e.g. {unknown[0]!r})", field="ids")
     if len(ids) >= len(leaves): raise InputError(f"removing all {len(leaves)} documents would leave the tree empty", field="ids")
-    u = _Updater(tree, llm, None, embedder, summarizer, None, llm_depth, None, None, context_tokens, stale_share=stale_share)
+    u = _Updater(tree, llm, None, embedder, where="remove_documents", summarizer=summarizer, llm_depth=llm_depth, context_tokens=context_tokens, stale_share=stale_share)
     with u.t("remove"):
         parent, gone = _parents(tree.root), {id(leaves[i]) for i in ids}
         dirty = {}
