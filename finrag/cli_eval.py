@@ -4,14 +4,15 @@
 
 # %% ../nbs/90b_cli_eval.ipynb #1b1cb225
 from __future__ import annotations
-import json
+import dataclasses, json
 from pathlib import Path
 import typer
 from .core import FinragError
+from .cli_options import EngineOptions, options_command
 from .report import printable, retrieval_report
 
 # %% auto #0
-__all__ = ['eval_app', 'cutoff_list', 'run_retrieval_eval', 'eval_retrieval_cmd']
+__all__ = ['eval_app', 'cutoff_list', 'run_retrieval_eval', 'MethodOptions', 'SampleOptions', 'eval_retrieval_cmd']
 
 # %% ../nbs/90b_cli_eval.ipynb #f358690d
 eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
@@ -29,11 +30,14 @@ def cutoff_list(s:str) -> tuple:
     return ks
 
 # %% ../nbs/90b_cli_eval.ipynb #b8963d61
-def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrieval:bool|None=None, llm_preretrieval:bool=False,
-                       k:tuple=(10, 20), recall_k:tuple=(100,), options:dict|None=None,
-                       max_queries:int|None=None, seed:int=0, progress:bool=False, engine:str="local", address:str|None=None,
-                       workers:int|None=None):
+def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
+                       *,
+                       preretrieval:bool|None=None, llm_preretrieval:bool=False,
+                       options:dict|None=None,  # the method's builder options (None values left out)
+                       progress:bool=False,
+                       **eval_kw):              # `eval_retrieval`'s own: k, recall_k, max_queries, seed, engine
     "Load the BEIR folder and run `finrag.evaluation.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`. `FinragError` for an unknown method or a bad option, before the data is read."
+    max_queries = eval_kw.get("max_queries")
     from finrag.beir import load_beir
     from finrag.methods import eval_retrieval, get_method   # every paper's methods registered
     m = get_method(method)                                  # resolved once; an unknown method fails before the data is read
@@ -44,31 +48,38 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test", preretrie
         from finrag.hierarchical.preretrieval import PreRetrievalConfig
         preretrieval = replace(PreRetrievalConfig.from_settings(), use_llm=True)
     ds = load_beir(data, split)
-    return eval_retrieval(ds, m, preretrieval=preretrieval, k=k, recall_k=recall_k, max_queries=max_queries, seed=seed,
-                          progress=progress, engine=engine, address=address, workers=workers, **{o: v for o, v in (options or {}).items() if v is not None})
+    return eval_retrieval(ds, m, preretrieval=preretrieval, progress=progress, **eval_kw, **{o: v for o, v in (options or {}).items() if v is not None})
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0
+@dataclasses.dataclass
+class MethodOptions:
+    "The method options of `finrag eval retrieval` (None: the method's default)."
+    preretrieval:bool = typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: on for hierarchical; off for the baselines bm25, dense and hybrid; never for lattice).")
+    llm_preretrieval:bool = typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords).")
+    stage1:str = typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid (RRF) | zsum (standard scores)); default: [hierarchical] stage1 = zsum.")
+    stage2:str = typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 = none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24).")
+    tree:Path = typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`.")
+    scorer:str = typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation) | hybrid (embeddings above [lattice] llm_docs documents, P(yes) below; a deviation) | ce (finrag's trained cross-encoder at the leaves, embeddings above; no LLM); default: [lattice] scorer.")
+
+@dataclasses.dataclass
+class SampleOptions:
+    "A seeded sample of the judged queries (`BeirDataset.sample`)."
+    max_queries:int = typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed).")
+    seed:int = typer.Option(0, help="Seed of the --max-queries sample.")
+
 @eval_app.command("retrieval")
+@options_command
 def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
                        split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
                        method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice | lattice++ (any registered method)."),
-                       preretrieval:bool=typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: on for hierarchical; off for the baselines bm25, dense and hybrid; never for lattice)."),
-                       llm_preretrieval:bool=typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords)."),
+                       opts:MethodOptions=None,
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
-                       stage1:str=typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid (RRF) | zsum (standard scores)); default: [hierarchical] stage1 = zsum."),
-                       stage2:str=typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 = none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24)."),
-                       tree:Path=typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`."),
-                       scorer:str=typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation) | hybrid (embeddings above [lattice] llm_docs documents, P(yes) below; a deviation) | ce (finrag's trained cross-encoder at the leaves, embeddings above; no LLM); default: [lattice] scorer."),
-                       max_queries:int=typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed)."),
-                       seed:int=typer.Option(0, help="Seed of the --max-queries sample."),
-                       engine:str=typer.Option("local", help="local | ray: search the queries in Ray actors (pip install \"finrag[ray]\"); the same metrics."),
-                       address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
-                       workers:int=typer.Option(None, min=1, help="With --engine ray: actors (default: the cluster's CPUs)."),
+                       sample:SampleOptions=None, run:EngineOptions=None,
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
-    r = run_retrieval_eval(data, method, split, preretrieval, llm_preretrieval, cutoff_list(k), (100,),
-                           {"stage1": stage1, "stage2": stage2, "tree": tree, "scorer": scorer}, max_queries, seed, progress=not json_out,
-                           engine=engine, address=address, workers=workers)
+    r = run_retrieval_eval(data, method, split, preretrieval=opts.preretrieval, llm_preretrieval=opts.llm_preretrieval,
+                           options={"stage1": opts.stage1, "stage2": opts.stage2, "tree": opts.tree, "scorer": opts.scorer}, progress=not json_out,
+                           k=cutoff_list(k), recall_k=(100,), max_queries=sample.max_queries, seed=sample.seed, engine=run.to_engine())
     for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)
     if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return
     typer.echo(retrieval_report(r, split))

@@ -119,10 +119,11 @@ def _llm_cost(retr) -> dict:
     return {"llm_calls_per_query": mean("calls"), "prompt_tokens_per_query": mean("prompt_tokens"),
             "completion_tokens_per_query": mean("completion_tokens")}
 
-def _ray_search(retr, method, ds, options:dict, qids:list, batch:int, k:int, excluded, workers, address) -> dict:
+def _ray_search(retr, method, ds, options:dict, qids:list, batch:int, k:int, excluded, engine) -> dict:
     "The query loop of `eval_retrieval` on Ray: shards of at most `batch` queries (at least one per worker) searched by `ray_map` actors; the merged run. Per-query LLM costs (`query_stats`) come back into `retr`."
     import os
     from finrag.scale import ray_map
+    workers = engine.workers
     size = max(1, min(batch, -(-len(qids) // (workers or os.cpu_count() or 1))))
     parts = [{q: ds.queries[q] for q in qids[i:i + size]} for i in range(0, len(qids), size)]
     name, corpus = (method if isinstance(method, str) else None), ds.corpus
@@ -131,7 +132,7 @@ def _ray_search(retr, method, ds, options:dict, qids:list, batch:int, k:int, exc
         qs = getattr(r, "query_stats", None)
         return r.search(part, k=k, excluded=excluded), ({q: qs[q] for q in part if q in qs} if isinstance(qs, dict) else {})
     run = {}
-    for got, qs in ray_map(search, parts, setup, workers=workers, address=address):
+    for got, qs in ray_map(search, parts, setup, workers=workers, address=engine.address):
         run |= got
         if qs and isinstance(getattr(retr, "query_stats", None), dict): retr.query_stats.update(qs)
     return run
@@ -154,9 +155,7 @@ def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
                    seed:int=0,            # seed of that sample
                    excluded:dict|None=None, # {qid: doc ids never returned}; None = the dataset's own (BRIGHT) or none
                    progress:bool=False,   # a progress bar (stderr) over the queries
-                   engine:str="local",    # 'local' | 'ray': the query batches searched by Ray actors, each building the retriever once (`finrag.scale.ray_map`)
-                   address:str|None=None, # engine 'ray': a running cluster (None: a local one)
-                   workers:int|None=None, # engine 'ray': actors (None: the cluster's CPUs)
+                   engine="local",        # 'local' | 'ray' | an `Engine` (cluster address, workers): on Ray the query batches are searched by actors, each building the retriever once (`finrag.scale.ray_map`)
                    **options              # the method's builder options (see `make_retriever`)
                   ) -> RetrievalResult:
     """Build `method` over the corpus, search the judged queries, evaluate (see above); `InputError` on bad input.
@@ -167,8 +166,9 @@ def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
     ds = dataset.judged() if max_queries is None else dataset.sample(n_queries=max_queries, seed=seed)
     if not ds.queries: raise InputError(f"dataset {dataset.name!r} has no judged query (a relevant judgement, grade > 0): nothing to evaluate", field="qrels")
     excluded = getattr(dataset, "excluded", None) if excluded is None else excluded
-    from finrag.scale import check_engine, require_ray
-    if check_engine(engine) == "ray": require_ray()
+    from finrag.scale import Engine, require_ray
+    engine = Engine.of(engine)
+    if engine.ray: require_ray()
     t0 = time.perf_counter()
     if isinstance(method, (str, Method)):
         m = get_method(method)                                  # resolved once; `make_retriever` takes the Method
@@ -180,7 +180,7 @@ def eval_retrieval(dataset:BeirDataset,   # corpus, queries, qrels
     t1 = time.perf_counter()
     from tqdm.auto import tqdm
     run, qids = {}, list(ds.queries)
-    if engine == "ray": run = _ray_search(retr, method, ds, options, qids, batch, max(ks + rks), excluded, workers, address)
+    if engine.ray: run = _ray_search(retr, method, ds, options, qids, batch, max(ks + rks), excluded, engine)
     else:
         with tqdm(total=len(qids), desc=getattr(retr, "name", str(method)), unit="query", disable=not progress, file=sys.stderr) as bar:
             for i in range(0, len(qids), batch):

@@ -5,10 +5,11 @@
 # %% ../nbs/06b_scale.ipynb #fcf2a5d6
 from __future__ import annotations
 import contextlib, os, re
+from dataclasses import dataclass
 from .core import InputError
 
 # %% auto #0
-__all__ = ['RAY_HINT', 'ENGINES', 'check_engine', 'require_ray', 'is_secret', 'ray_cluster', 'ray_map']
+__all__ = ['RAY_HINT', 'ENGINES', 'check_engine', 'Engine', 'require_ray', 'is_secret', 'ray_cluster', 'ray_map']
 
 # %% ../nbs/06b_scale.ipynb #e2c1ffb2
 RAY_HINT = 'pip install "finrag[ray]"'
@@ -21,6 +22,27 @@ def check_engine(engine:str) -> str:
     "`engine` ('local' or 'ray') checked; `InputError` naming the choices otherwise."
     if engine not in ENGINES: raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}", field="engine")
     return engine
+
+# %% ../nbs/06b_scale.ipynb #5c4c2453
+@dataclass(frozen=True)
+class Engine:
+    "Where a batch job runs: 'local' (this process) or 'ray' (actors of a cluster, `ray_map`), the cluster's `address` (None: a local one) and `workers` (None: its CPUs). `InputError` for an unknown engine, for `address`/`workers` without Ray, or fewer than one worker."
+    name: str = "local"
+    address: str|None = None
+    workers: int|None = None
+
+    def __post_init__(self):
+        check_engine(self.name)
+        if self.name != "ray" and (self.address or self.workers): raise InputError("--address and --workers need --engine ray", field="engine")
+        if self.workers is not None and self.workers < 1: raise InputError(f"--workers {self.workers}: at least 1", field="workers")
+
+    @classmethod
+    def of(cls, engine) -> Engine:
+        "`engine` as an `Engine`: itself, or the one of a name ('local', 'ray'; None: 'local')."
+        return engine if isinstance(engine, Engine) else cls("local" if engine is None else engine)
+
+    @property
+    def ray(self) -> bool: return self.name == "ray"
 
 # %% ../nbs/06b_scale.ipynb #26e6cdf4
 def require_ray():

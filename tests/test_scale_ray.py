@@ -7,6 +7,7 @@ import os, subprocess, sys, time
 import numpy as np
 import pytest
 from finrag.core import project_root, sample_news_path
+from finrag.scale import Engine
 from cli_helpers import run_cli
 
 ray = pytest.importorskip("ray", reason="the optional extra finrag[ray] (in the dev extra) is not installed")
@@ -79,7 +80,7 @@ def test_ray_eval_retrieval_same_metrics(cluster):
     ds = load_beir(project_root()/"data/sample/beir_sample", "test")
     for method in ("dense",):          # dense: each actor rebuilds the retriever with its own embedder (the model-actor path)
         loc = eval_retrieval(ds, method, k=(5, 10))
-        ray_ = eval_retrieval(ds, method, k=(5, 10), engine="ray", workers=2)
+        ray_ = eval_retrieval(ds, method, k=(5, 10), engine=Engine("ray", workers=2))
         assert ray_.n_queries == loc.n_queries > 2
         assert ray_.metrics == loc.metrics and loc.metrics["ndcg@10"] > 0, (method, loc.metrics, ray_.metrics)
         assert ray_.run == loc.run
