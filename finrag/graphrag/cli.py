@@ -4,16 +4,17 @@
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0004
 from __future__ import annotations
-import json, shlex, sys, time
+import dataclasses, json, shlex, sys, time
 from pathlib import Path
 import typer
 from ..core import FinragError, Timings, sample_news_path
+from ..cli_options import EngineOptions, options_command
 from ..config import check_range, get_settings
 from ..report import enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, printable
 
 # %% auto #0
 __all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'enrich', 'ingest', 'store_check',
-           'ask', 'demo_next_steps', 'demo', 'eval_questions', 'eval_graphrag']
+           'ask', 'demo_next_steps', 'demo', 'eval_questions', 'GraphOptions', 'eval_graphrag']
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0006
 graphrag_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P1: Graph-RAG over financial news.")
@@ -49,6 +50,7 @@ def enrich(news:Path=typer.Argument(None, help="News file (FNSPID CSV or JSONL);
 
 # %% ../../nbs/19_graphrag.cli.ipynb #48bd4552
 @graphrag_app.command()
+@options_command
 def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,Url,Text,Mark) or JSONL (id,date,title,text)."),
            store:Path=typer.Option(..., "--store", help="Store folder (created if missing)."),
            format:str=typer.Option("auto", help="auto | fnspid | jsonl | csv"),
@@ -57,13 +59,11 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
            quiet:bool=typer.Option(False, "--quiet", help="No progress bars."),
            encoding:str=typer.Option("utf-8", help="The news file's encoding, e.g. cp1252 or utf-16."),
            no_wait:bool=typer.Option(False, "--no-wait", help="Fail at once if another process is writing the store."),
-           engine:str=typer.Option("local", help="local | ray: run NER, sentiment and embedding on a Ray cluster (pip install \"finrag[ray]\")."),
-           address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
-           workers:int=typer.Option(None, min=1, help="With --engine ray: model actors (default: the cluster's CPUs).")):
+           run:EngineOptions=None):   # --engine ray: NER, sentiment and embedding on a Ray cluster
     "Build or update a P1 store: chunks, entities, sentiment, embeddings, FAISS index and graph."
     from finrag.graphrag.ingest import ingest as _ingest
     r = _ingest(news_path, store, format=format, limit=limit, strict=strict, progress=not quiet, encoding=encoding, wait=not no_wait,
-                engine=engine, address=address, workers=workers)
+                engine=run.to_engine())
     typer.echo(printable(r.load_summary)); typer.echo(printable(r.summary()))
 
 # %% ../../nbs/19_graphrag.cli.ipynb #22692603
@@ -205,35 +205,38 @@ def eval_questions(store:Path=typer.Option(..., "--store", help="A store built b
                          (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else "")))
 
 # %% ../../nbs/19_graphrag.cli.ipynb #3c38790a
+@dataclasses.dataclass
+class GraphOptions:
+    "The budgeted graph's settings `finrag eval graphrag` varies (None: `[graphrag]`; checked against the settings' ranges)."
+    tau:float = typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau).")
+    diversity:float = typer.Option(None, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; default: [graphrag] diversity; evidence: bench/p1_cross_entity.py, results/p1_cross_entity.json).")
+    floor:float = typer.Option(None, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1] (default: [graphrag] floor).")
+    network_reserve:int = typer.Option(None, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off; default: [graphrag] network_reserve).")
+    article_expand:int = typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: [graphrag] article_expand).")
+    lexical:float = typer.Option(None, help="Budgeted graph: candidates ranked by cosine + this × BM25 share (lexical_fusion; 0 = dense only; default: [graphrag] lexical).")
+
 @graphrag_eval_app.command("graphrag")
+@options_command
 def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),
                   questions:Path=typer.Option(..., "--questions", help="Question file (JSONL; see `finrag eval questions`)."),
-                  tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau)."),
                   no_llm:bool=typer.Option(False, "--no-llm", help="Only what needs no LLM (context metrics, retrieval latency)."),
                   ragas:str=typer.Option("offline", help="none | offline (non-LLM RAGAS) | all (+ LLM-judged; slow on a small local model)."),
                   ragas_n:int=typer.Option(None, "--ragas-n", help="Questions judged by the LLM-judged RAGAS metrics (default: all)."),
                   strict:bool=typer.Option(False, help="Stop at the first bad line of the question file."),
-                  diversity:float=typer.Option(None, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; default: [graphrag] diversity; evidence: bench/p1_cross_entity.py, results/p1_cross_entity.json)."),
-                  floor:float=typer.Option(None, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1] (default: [graphrag] floor)."),
-                  network_reserve:int=typer.Option(None, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off; default: [graphrag] network_reserve)."),
-                  article_expand:int=typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: [graphrag] article_expand)."),
-                  lexical:float=typer.Option(None, help="Budgeted graph: candidates ranked by cosine + this × BM25 share (lexical_fusion; 0 = dense only; default: [graphrag] lexical)."),
-                  json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON."),
-                  engine:str=typer.Option("local", help="local | ray: the questions spread over Ray actors, each with the store and its own LLM client (pip install \"finrag[ray]\"); the same rows and statistics."),
-                  address:str=typer.Option(None, help="With --engine ray: a running Ray cluster (host:port, ray://host:10001); default: a local one."),
-                  workers:int=typer.Option(None, min=1, help="With --engine ray: actors (default: the cluster's CPUs); point FINRAG_LLM_BASE_URL at one endpoint to share its capacity.")):
+                  graph:GraphOptions=None, run:EngineOptions=None,
+                  json_out:bool=typer.Option(False, "--json", help="Print the whole result (rows, summaries, tests) as JSON.")):
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
     from finrag.graphrag.questions import load_questions
     from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
     from finrag.config import GraphRAGSettings, check_range
     modes = {"none": False, "offline": "offline", "all": True}
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
-    if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     qs, rep = load_questions(questions, strict=strict)
     if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
-    graph = dict(diversity=diversity, floor=floor, network_reserve=network_reserve, article_expand=article_expand, lexical=lexical)
+    graph = dataclasses.asdict(graph)
     for key, v in graph.items():   # the settings' ranges (NaN, inf refused), named as the options
         if v is not None: check_range(GraphRAGSettings, key, v, option="--" + key.replace("_", "-"))
-    r = evaluate_graphrag(store, qs, tau=tau, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n, engine=engine, address=address,
-                          workers=workers, **graph)
+    e = run.to_engine()
+    r = evaluate_graphrag(store, qs, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n, engine=e.name, address=e.address,
+                          workers=e.workers, **graph)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))

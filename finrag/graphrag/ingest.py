@@ -98,14 +98,12 @@ def _remove_store_files(store_dir:Path):
 
 def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `finrag.data.load_news`)
            store_dir,                 # store folder (created if missing; removed again if the ingest fails before writing)
-           format:str="auto", limit:int|None=None, strict:bool=False,
+           *,
            progress:bool=False, chunker:Chunker|None=None,
-           encoding:str="utf-8",      # the news file's encoding
            wait:bool=True,            # False: fail at once when another process writes this store
            clean:bool=True,           # drop near-duplicate articles and boilerplate sentences first (`clean_news`)
-           engine:str="local",        # 'local' (this process) | 'ray' (the per-chunk work on a Ray cluster: `ray_enrich`)
-           address:str|None=None,     # engine 'ray': a running cluster's address (None: start a local one)
-           workers:int|None=None      # engine 'ray': model actors (None: the cluster's CPUs)
+           engine="local",            # 'local' (this process) | 'ray' | an `Engine` (cluster address, model actors): the per-chunk work on Ray (`ray_enrich`)
+           **read                     # the news loader's options (`finrag.data.load_news`): format, limit, strict, encoding, ...
           ) -> IngestReport:
     """Load → chunk → enrich the new chunks → vectors → graph → commit; safe to re-run (idempotent), repairs an
     interrupted store first, replaces articles that come again with other text. Everything slow (NER, sentiment,
@@ -113,18 +111,20 @@ def ingest(news_path,                 # news file (FNSPID CSV or JSONL, see `fin
     meanwhile, and the writer waits for open readers before its commit. `store_dir` must be a store, a new folder
     or an empty one (`check_store_dir`). `engine="ray"` runs only the enrichment on Ray (`ray_enrich`, see below); the
     store is written here, by the same code (`InputError` for an unknown engine or when Ray is not installed)."""
-    from finrag.scale import check_engine, require_ray
+    from finrag.scale import Engine, require_ray
     t, rep = Timings(), IngestReport()
-    if check_engine(engine) == "ray":
+    engine = Engine.of(engine)
+    bad = sorted(set(read) - {"format", "strict", "limit", "encoding", "max_article_chars", "max_run_chars"})
+    if bad: raise InputError(f"ingest: unknown option(s) {', '.join(bad)}; the loader's: format, strict, limit, encoding, max_article_chars, max_run_chars", field=bad[0])
+    if engine.ray:
         require_ray()
-        run = lambda cs, **kw: ray_enrich(cs, address=address, workers=workers, **kw)
-    elif address or workers: raise InputError("--address and --workers need --engine ray", field="engine")
+        run = lambda cs, **kw: ray_enrich(cs, address=engine.address, workers=engine.workers, **kw)
     else: run = enrich
     store_dir = check_store_dir(store_dir)
     if _graph_backend() != "ladybug":               # a server graph that cannot be reached fails now, before hours of work
         from finrag.graphrag.graph import open_graph
         open_graph(store_dir).close()
-    with t("load"): items, lrep = load_news(news_path, format=format, strict=strict, limit=limit, encoding=encoding)
+    with t("load"): items, lrep = load_news(news_path, **read)
     if not items:
         why = f"all {lrep.n_bad} rows are bad (first: {lrep.bad[0]})" if lrep.n_bad else "it holds no articles"
         raise InputError(f"nothing to ingest: {why}", path=news_path)
