@@ -39,9 +39,9 @@ def main(argv=None):
     from finrag.protocol import record
     t0, load0 = time.perf_counter(), os.getloadavg()
     sl = lattice_slice(load_dev("scifact", a.data_root), n_docs=a.docs, n_queries=a.slice_queries)
-    out = grow_study(sl, batches=a.batches, add_share=a.add_share, stale_shares=[float(x) for x in a.stale.split(",")],
-                     routes=[x.strip() for x in a.routes.split(",")], splits=[x.strip() for x in a.splits.split(",")],
-                     spills=[{"off": False, "on": True}[x.strip()] for x in a.spill.split(",")], seed=a.seed,
+    grid = {"stale_share": [float(x) for x in a.stale.split(",")], "route": [x.strip() for x in a.routes.split(",")],
+            "split": [x.strip() for x in a.splits.split(",")], "spill": [{"off": False, "on": True}[x.strip()] for x in a.spill.split(",")]}
+    out = grow_study(sl, batches=a.batches, add_share=a.add_share, grid=grid, seed=a.seed,
                      command="python bench/lattice_grow.py " + " ".join(sys.argv[1:] if argv is None else argv), progress=True)
     p = record(Path(a.json).stem, out, vars(a), n={"dev": out["stale_share"]["n_dev_queries"], "test": out["n_queries"]},
                seconds=time.perf_counter() - t0, loadavg_start=load0, folder=Path(a.json).parent)

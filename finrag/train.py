@@ -199,7 +199,7 @@ class TrainRecipe:
         return {k: r[k] for k in ("sources", "queries", "base_model", "n_neg", "depth", "relative_margin", "window", "max_length", "epochs",
                                   "lr", "batch_size", "warmup_ratio", "seed", "loss") if not (k == "window" and self.loss == "mnrl")}
 
-CROSS_ENCODER_RECIPE = TrainRecipe("bce")                                    # the recipe of data/models/ce-minilm-fin-int8 (results/train_cross_encoder.json)
+CROSS_ENCODER_RECIPE = TrainRecipe("bce")                                    # the recipe data/models/ce-minilm-fin-int8 was trained with (its finrag_train.json)
 BI_ENCODER_RECIPE = TrainRecipe("mnrl", n_neg=1, window=None, max_length=256, lr=2e-5, batch_size=32)
 
 def _recipe(recipe, default, sources, overrides:dict, where:str) -> TrainRecipe:

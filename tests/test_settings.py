@@ -160,6 +160,7 @@ NOT_A_MEASURED_DEFAULT = {
     "PSEUDO_VERSION": "a cache version",
     "HYBRID_DEVIATIONS": "the deviations from the paper, in words",
     "GROW_SEARCH": "the growth study's fixed search (a study parameter copied from results/p3_hybrid.json), not a library default",
+    "GROW_GRID": "the candidates grow_study tries; the choice is [lattice] grow_route, grow_split, stale_share and spill",
     "THREE_TOPIC_DOCS": "a test corpus (its text mentions a measurement)",
 }
 _MEASURED = r"results/|\bmeasured\b|\bchosen\b|\bchoice\b|\bbest\b"
@@ -206,3 +207,11 @@ def test_setting_choices_are_the_registered_names():
     assert set(choices(LatticeSettings, "scorer")) == set(SLATE_SCORERS) | {"llm"}    # 'llm': the older name of pointwise
     assert get_settings().hierarchical.stage2 in set(stage_scorer_names()) | {"none"}
     assert {"bm25", "dense", "hybrid", "hierarchical", "lattice", "lattice++"} <= set(M.methods())
+
+
+def test_p3_embed_desc_is_the_recorded_choice():
+    "[lattice] embed_desc is the internal-node text the embedding LATTICE chose on both development halves (results/p3_hybrid.json)."
+    r, desc = results("p3_hybrid.json"), get_settings().lattice.embed_desc
+    for name in ("scifact", "financebench"):
+        ch = r[name]["embedding_choice_dev"]
+        assert max(ch, key=ch.get).startswith(f"lattice embedding ({desc},"), (name, ch)

@@ -4,46 +4,51 @@
 
 # %% ../../nbs/38_lattice.cli.ipynb #c38a0004
 from __future__ import annotations
+import dataclasses
 from pathlib import Path
 import typer
 from ..core import FinragError
+from ..cli_options import options_command
 from ..config import check_range, get_settings
 from ..report import build_estimate, build_summary
 
 # %% auto #0
-__all__ = ['lattice_app', 'lattice_build', 'tree_lock', 'lattice_add', 'lattice_remove']
+__all__ = ['lattice_app', 'BuildOptions', 'lattice_build', 'tree_lock', 'lattice_add', 'lattice_remove']
 
 # %% ../../nbs/38_lattice.cli.ipynb #943907aa
 lattice_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
 
 # %% ../../nbs/38_lattice.cli.ipynb #c96e9667
+@dataclasses.dataclass
+class BuildOptions:
+    "The tree build's settings `finrag lattice build` varies (None: `[lattice]`)."
+    strategy:str = typer.Option(None, help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid (default: [lattice] strategy).")
+    summarizer:str = typer.Option(None, help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation); default: [lattice] summarizer (llm).")
+    doc_summarizer:str = typer.Option(None, help="Document (leaf) summaries: extractive | llm; default: [lattice] doc_summarizer (extractive: one LLM call per document would take hours on CPU).")
+    partition_tokens:int = typer.Option(None, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context; default: [lattice] partition_tokens (2000).")
+    partitioner:str = typer.Option(None, help="top-down splits: llm | kmeans (a labelled deviation); default: [lattice] partitioner (llm).")
+    branching:int = typer.Option(None, help="Clusters per split / children per internal node; default: [lattice] branching (10).")
+    max_leaf_docs:int = typer.Option(None, help="A node with at most this many documents gets them as leaves; default: [lattice] max_leaf_docs (10).")
+    llm_depth:int = typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound); 0 = every level, the paper; default: [lattice] llm_depth.")
+
 @lattice_app.command("build")
+@options_command
 def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl (queries.jsonl, qrels/<split>.tsv for --limit)."),
                   out:Path=typer.Option(..., "--out", help="The tree file to write (JSON)."),
-                  strategy:str=typer.Option(None, help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid (default: [lattice] strategy)."),
                   limit:int=typer.Option(None, "--limit", help="Keep N documents: the split's gold documents first, then corpus order."),
                   split:str=typer.Option("test", help="qrels split for --limit (qrels/<split>.tsv)."),
-                  summarizer:str=typer.Option(None, help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation); default: [lattice] summarizer (llm)."),
-                  doc_summarizer:str=typer.Option(None, help="Document (leaf) summaries: extractive | llm; default: [lattice] doc_summarizer (extractive: one LLM call per document would take hours on CPU)."),
-                  partition_tokens:int=typer.Option(None, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context; default: [lattice] partition_tokens (2000)."),
-                  partitioner:str=typer.Option(None, help="top-down splits: llm | kmeans (a labelled deviation); default: [lattice] partitioner (llm)."),
-                  branching:int=typer.Option(None, help="Clusters per split / children per internal node; default: [lattice] branching (10)."),
-                  max_leaf_docs:int=typer.Option(None, help="A node with at most this many documents gets them as leaves; default: [lattice] max_leaf_docs (10)."),
-                  llm_depth:int=typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound); 0 = every level, the paper; default: [lattice] llm_depth."),
+                  build:BuildOptions=None,
                   progress:bool=typer.Option(True, "--progress/--no-progress", help="Show progress bars.")):
     "Build the LATTICE semantic tree over a BEIR corpus and write it (JSON with build statistics)."
     from finrag.beir import beir_corpus
     from finrag.lattice.build import build_tree
     from finrag.lattice.estimate import estimate_build
     from finrag.config import LatticeSettings
-    if strategy is not None and strategy not in ("top-down", "bottom-up", "hybrid"): raise FinragError(f"--strategy {strategy!r}: use top-down, bottom-up or hybrid")
-    for opt, key, v in (("--branching", "branching", branching), ("--max-leaf-docs", "max_leaf_docs", max_leaf_docs),
-                        ("--partition-tokens", "partition_tokens", partition_tokens), ("--llm-depth", "llm_depth", llm_depth)):
-        if v is not None: check_range(LatticeSettings, key, v, option=opt)
+    kw = dataclasses.asdict(build)                   # None: the [lattice] record's
+    for key, v in kw.items():                        # the settings' ranges and choices, named as the options (before the data is read)
+        if v is not None: check_range(LatticeSettings, key, v, option="--" + key.replace("_", "-"))
     ds = beir_corpus(data, split, limit); corpus = ds.corpus
-    strategy = strategy or get_settings().lattice.strategy
-    kw = dict(summarizer=summarizer, doc_summarizer=doc_summarizer, partitioner=partitioner, branching=branching,
-              max_leaf_docs=max_leaf_docs, partition_tokens=partition_tokens, llm_depth=llm_depth)   # None: the [lattice] record's
+    strategy = kw.pop("strategy") or get_settings().lattice.strategy
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)
     typer.echo(build_estimate(ds.name, strategy, len(corpus), est), err=True)
     tree = build_tree(corpus, strategy, **kw, progress=progress)

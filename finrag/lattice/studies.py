@@ -7,14 +7,14 @@ from __future__ import annotations
 import itertools, json, os, random, time
 from pathlib import Path
 import numpy as np
-from ..core import atomic_write
+from ..core import InputError, atomic_write
 from ..beir import BeirDataset
 from ..evaluation import evaluate
 from ..stats import bootstrap_ci, paired_bootstrap_ci
 from ..protocol import best_mean, within_share_of
 
 # %% auto #0
-__all__ = ['HYBRID_DEVIATIONS', 'HYBRID_BASELINES', 'GROW_BUILD', 'GROW_SEARCH', 'lattice_slice', 'per_query_ndcg',
+__all__ = ['HYBRID_DEVIATIONS', 'HYBRID_BASELINES', 'GROW_BUILD', 'GROW_SEARCH', 'GROW_GRID', 'lattice_slice', 'per_query_ndcg',
            'ndcg_summary', 'paired_diff', 'fusion_grid', 'fusion_label', 'fusion_scores', 'cached_lattice_runs',
            'hybrid_routing_study', 'lattice_ndcg_per_query', 'grow_tree', 'grow_study']
 
@@ -263,18 +263,21 @@ def grow_tree(base:dict,          # {'root': SemanticNode.to_dict(), 'stats': ..
     return t, recs
 
 # %% ../../nbs/37c_lattice.studies.ipynb #e1917290
-def _grow_variants(base, batches, corpus, vec, emb, routes, splits, stale_shares, spills, dev, scorer, beam, progress, dev_rebuilt) -> dict:
-    "{(route, split, stale_share, spill): {tree, recs, dev_res, cost, problems}}: the tree grown with each setting, scored on the development half."
+GROW_GRID = {"route": ("centroid", "descriptions"), "split": ("sibling", "child"), "stale_share": (0, 0.5), "spill": (False,)}   # `grow_study`'s default grid of `add_documents` options (spilling lost on dev before: results/p3_grow.json)
+
+def _grow_variants(base, batches, corpus, vec, emb, grid:dict, dev, search:tuple, progress) -> dict:
+    "{(route, split, stale_share, spill): {tree, recs, dev_res, cost, problems}}: the tree grown with each setting of `grid`, scored on the development half by `search` = (scorer, beam)."
     from finrag.lattice.update import tree_problems
+    scorer, beam = search
     variants = {}
-    for route, split, stale, spill in [(r, sp, float(x), bool(s)) for r in routes for sp in splits for s in spills for x in stale_shares]:
+    for route, split, stale, spill in [(r, sp, float(x), bool(s)) for r in grid["route"] for sp in grid["split"] for s in grid["spill"] for x in grid["stale_share"]]:
         t, recs = grow_tree(base, batches, corpus, vec, emb, stale, spill, route, split)
         res, _, _ = lattice_ndcg_per_query(t, dev, scorer, beam)            # the choice sees the development half only
         cost = {"nodes_resummarised": int(sum(r["nodes_resummarised"] for r in recs)), "splits": int(sum(r["splits"] for r in recs)), "spills": int(sum(r.get("spills", 0) for r in recs)),
                 "llm_calls": int(sum(r["llm"]["calls"] for r in recs)), "prompt_tokens": int(sum(r["llm"]["prompt_tokens"] for r in recs)),
                 "completion_tokens": int(sum(r["llm"]["completion_tokens"] for r in recs)), "seconds": round(sum(r["wall_seconds"] for r in recs), 3)}
         variants[route, split, stale, spill] = v = dict(tree=t, recs=recs, dev_res=res, cost=cost, problems=tree_problems(t))
-        if progress: print(f"  route {route}, split {split}, stale_share {stale}, spill {spill}: dev nDCG@10 {np.mean([res[q] for q in dev.queries]):.4f} (rebuilt {dev_rebuilt:.4f}), "
+        if progress: print(f"  route {route}, split {split}, stale_share {stale}, spill {spill}: dev nDCG@10 {np.mean([res[q] for q in dev.queries]):.4f}, "
                            f"cost {cost}, invariants {v['problems'] or 'hold'}", flush=True)
     return variants
 
@@ -283,10 +286,8 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
                *,
                batches:int=5,             # the added documents arrive in this many batches
                add_share:float=0.2,       # share of the documents added (seeded draw); the tree is built on the rest
-               routes=("centroid", "descriptions"), # `add_documents(route=…)` values tried; one is chosen on the development half
-               splits=("sibling", "child"), # `add_documents(split=…)` values tried, with each route; one is chosen there too
-               stale_shares=(0, 0.5),     # `add_documents(stale_share=…)` values tried, with each route and split; one is chosen there too
-               spills=(False,),           # `add_documents(spill=…)` values tried (spilling lost on dev before: results/p3_grow.json)
+               grid:dict|None=None,       # {option: values tried} of `add_documents`' route, split, stale_share and spill (all combinations; one is chosen
+                                          # on the development half); a key left out takes `GROW_GRID`'s values
                seed:int=0,                # the draw of the added documents and the query split
                command:str|None=None,     # what produced the result (its 'command' field)
                trees:dict|None=None,      # when given, filled with the 'grown' and 'rebuilt' `SemanticTree`s (e.g. for `plot_tree`)
@@ -322,8 +323,12 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     res_p, _, _ = lattice_ndcg_per_query(t80, test, scorer, beam)
     parts = [b.tolist() for b in np.array_split(np.array(new), batches)]
     dev_of = lambda res: float(np.mean([res[q] for q in dev.queries]))
-    variants = _grow_variants(base, parts, sl.corpus, vec, emb, routes, splits, stale_shares, spills, dev, scorer, beam, progress, dev_of(res_r))
-    always = [k for k in variants if k[2] == min(stale_shares) and not k[3]]          # always refresh, never spill: each route's reference
+    grid = GROW_GRID | (grid or {})
+    bad = sorted(set(grid) - set(GROW_GRID))
+    if bad: raise InputError(f"grow_study: unknown grid key(s) {', '.join(bad)}; known: {', '.join(GROW_GRID)}", field=bad[0])
+    if progress: print(f"  rebuilt tree: dev nDCG@10 {dev_of(res_r):.4f}", flush=True)
+    variants = _grow_variants(base, parts, sl.corpus, vec, emb, grid, dev, (scorer, beam), progress)
+    always = [k for k in variants if k[2] == min(grid["stale_share"]) and not k[3]]          # always refresh, never spill: each route's reference
     dev_ndcg = {k: dev_of(v["dev_res"]) for k, v in variants.items()}
     ref_key = best_mean({k: dev_ndcg[k] for k in always})                                  # the best of them on dev
     ref = dev_ndcg[ref_key]                                    # the default: the cheapest setting within 1 % of it (dev)
@@ -342,14 +347,14 @@ def grow_study(ds:BeirDataset,            # the slice (`lattice_slice`); its jud
     pct = round(100 * add_share)
     out = {
         "what": f"LATTICE tree grown by add_documents ({100 - pct} % built + {pct} % added in batches) vs a full rebuild on 100 %, {sl.name}",
-        "command": command or f"finrag.lattice.studies.grow_study(batches={batches}, add_share={add_share}, routes={list(routes)}, splits={list(splits)}, stale_shares={list(stale_shares)}, spills={list(spills)}, seed={seed})",
+        "command": command or f"finrag.lattice.studies.grow_study(batches={batches}, add_share={add_share}, grid={ {k: list(v) for k, v in grid.items()} }, seed={seed})",
         "dataset": sl.name, "n_docs": len(ids), "n_built": len(old), "n_added": len(new), "batches": batches, "seed": seed,
         "build": GROW_BUILD | {"branching": t80.stats.get("branching_target"), "max_leaf_docs": t80.stats.get("max_leaf_docs")},
         "search": {"scorer": "embedding", **GROW_SEARCH, "iterations": get_settings().lattice.iterations, "k": 10},
         "deviations": ["partitioner=kmeans and summarizer=extractive (no LLM: the LLM cache is empty and the 1.5B is slow on this CPU)",
                        "scorer=embedding (MiniLM cosine; internal nodes as member titles, beam 4: the embedding LATTICE of results/p3_hybrid.json) searches; the insertion routes by centroids or by that scorer on node descriptions"],
-        "route": {"tried": list(routes), "chosen": chosen[0]},
-        "split": {"tried": list(splits), "chosen": chosen[1]},
+        "route": {"tried": list(grid["route"]), "chosen": chosen[0]},
+        "split": {"tried": list(grid["split"]), "chosen": chosen[1]},
         "stale_share": {"tried": sorted({s for _, _, s, _ in variants}), "chosen": chosen[2],
                         "rule": f"fewest nodes re-summarised among the settings whose dev-half nDCG@10 >= 0.99 x that of the best always-refreshing one (route {ref_key[0]}, split {ref_key[1]}, stale_share {ref_key[2]}, spill {ref_key[3]})",
                         "dev": {f"route {r}, split {x_}, stale_share {s}, spill {sp}": {"ndcg@10": dev_of(x["dev_res"]), **x["cost"]} for (r, x_, s, sp), x in variants.items()},

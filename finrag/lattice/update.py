@@ -65,7 +65,7 @@ UPDATE_OPTIONS = {   # the options of `add_documents` and `remove_documents` (No
     "llm_depth": "LLM summaries only above this depth; None = the tree's",
     "branching": "children per node; None = the tree's", "max_leaf_docs": "documents per leaf cluster; None = the tree's",
     "context_tokens": "the LLM's window; None = the tree's, else `[models] llm_ctx`", "seed": "k-means seed of the splits; None = 0",
-    "spill": "a document routed to a full leaf cluster goes to the best-scoring sibling cluster with room (no split) when there is one; None = `[lattice] spill`",
+    "spill": "a document routed to a full leaf cluster goes to the highest-scoring sibling cluster with room (no split) when there is one; None = `[lattice] spill`",
     "stale_share": "a node on a changed path is re-summarised when more than this share of its documents changed since its summary; 0 = always; None = `[lattice] stale_share`",
     "route": "'centroid': down to the child whose centroid (mean document embedding) is nearest, as the k-means build assigns; "
              "'descriptions': to the child whose description `scorer` ranks first; None = `[lattice] grow_route`",
