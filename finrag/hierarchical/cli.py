@@ -4,15 +4,17 @@
 
 # %% ../../nbs/28_hierarchical.cli.ipynb #c28a0004
 from __future__ import annotations
-import json
+import dataclasses, json
 from pathlib import Path
 import typer
 from ..core import FinragError
+from ..cli_options import options_command
 from ..config import check_range
 from ..report import answer_record, answer_report, printable
 
 # %% auto #0
-__all__ = ['hierarchical_app', 'train_app', 'answer', 'train_cross_encoder_cmd', 'train_bi_encoder_cmd', 'train_export_cmd']
+__all__ = ['hierarchical_app', 'train_app', 'answer', 'TrainOptions', 'train_cross_encoder_cmd', 'train_bi_encoder_cmd',
+           'train_export_cmd']
 
 # %% ../../nbs/28_hierarchical.cli.ipynb #c28a0006
 hierarchical_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P2: the hierarchical reranker, end to end.")
@@ -49,14 +51,24 @@ def answer(question:str=typer.Argument(..., help="The question."),
 # %% ../../nbs/28_hierarchical.cli.ipynb #18fcd8c5
 train_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Train finrag's own cross-encoder and bi-encoder (finrag.train) and export them to int8 ONNX.")
 
-def _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps) -> tuple:
+@dataclasses.dataclass
+class TrainOptions:
+    "The optimiser options of `finrag train cross-encoder` and `bi-encoder` (None: the recipe's, `finrag.train`)."
+    epochs:int = typer.Option(None, "--epochs")
+    lr:float = typer.Option(None, "--lr", help="Default: the library's (finrag.train).")
+    batch_size:int = typer.Option(None, "--batch-size")
+    max_length:int = typer.Option(None, "--max-length", help="Tokens per (query, document) pair (cross-encoder) or per text (bi-encoder).")
+    save_steps:int = typer.Option(None, "--save-steps", help="Checkpoint interval (a stopped run resumes).")
+
+def _train_opts(sources, queries, opts:TrainOptions) -> tuple:
     from finrag.train import TRAIN_SOURCES
     names = list(sources or ("tatqa-train-a", "financial-qa-10k"))
     bad = [n for n in names if n not in TRAIN_SOURCES and not n.startswith("dev:")]
     if bad: raise FinragError(f"--source {bad[0]!r}: use one of {', '.join(TRAIN_SOURCES)} or dev:<corpus>")
-    for opt, v in (("--queries", queries), ("--epochs", epochs), ("--max-length", max_length), ("--batch-size", batch_size), ("--save-steps", save_steps)):
+    o = opts
+    for opt, v in (("--queries", queries), ("--epochs", o.epochs), ("--max-length", o.max_length), ("--batch-size", o.batch_size), ("--save-steps", o.save_steps)):
         if v is not None and v < 1: raise FinragError(f"{opt} {v}: give a positive number")
-    if lr is not None and not 0 < lr < 1: raise FinragError(f"--lr {lr}: give a learning rate in (0, 1)")
+    if o.lr is not None and not 0 < o.lr < 1: raise FinragError(f"--lr {o.lr}: give a learning rate in (0, 1)")
     return names
 
 def _given(**kw) -> dict:
@@ -75,38 +87,32 @@ _DATA = typer.Option(None, "--data", help="The data root (default: $FINRAG_DATA_
 _Q = typer.Option(None, "--queries", help="Training queries per source at most (seeded sample; default all).")
 
 @train_app.command("cross-encoder")
+@options_command
 def train_cross_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
                             out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/ce-minilm-fin)."),
                             onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (what --stage2 ce:DIR loads)."),
-                            epochs:int=typer.Option(None, "--epochs"), lr:float=typer.Option(None, "--lr", help="Default: the library's (finrag.train)."),
-                            batch_size:int=typer.Option(None, "--batch-size"),
-                            max_length:int=typer.Option(None, "--max-length", help="Tokens per (query, document) pair."),
-                            window:int=typer.Option(None, "--window", help="Words of each document read (the window sharing most words with the query)."),
-                            save_steps:int=typer.Option(None, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
+                            train:TrainOptions=None,
+                            window:int=typer.Option(None, "--window", help="Words of each document read (the window sharing most words with the query).")):
     "Train the cross-encoder (BCE on mined pairs; resumable, progress bar)."
     from finrag.train import train_cross_encoder
-    names = _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps)
+    names = _train_opts(sources, queries, train)
     if window is not None and window < 1: raise FinragError(f"--window {window}: give a positive number")
     from finrag.config import get_settings
     out = out or get_settings().cache_dir/"models"/"ce-minilm-fin"
-    _trained(train_cross_encoder(out, names, data, queries=queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
-                                                                     window=window, save_steps=save_steps)), onnx, "cross-encoder")
+    _trained(train_cross_encoder(out, names, data, queries=queries, **_given(**dataclasses.asdict(train), window=window)), onnx, "cross-encoder")
 
 @train_app.command("bi-encoder")
+@options_command
 def train_bi_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
                          out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/bi-minilm-fin)."),
                          onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (an embedder folder)."),
-                         epochs:int=typer.Option(None, "--epochs"), lr:float=typer.Option(None, "--lr", help="Default: the library's (finrag.train)."),
-                         batch_size:int=typer.Option(None, "--batch-size"),
-                         max_length:int=typer.Option(None, "--max-length", help="Tokens per text."),
-                         save_steps:int=typer.Option(None, "--save-steps", help="Checkpoint interval (a stopped run resumes).")):
+                         train:TrainOptions=None):
     "Fine-tune the bi-encoder (MultipleNegativesRankingLoss on mined triplets; resumable, progress bar)."
     from finrag.train import train_bi_encoder
-    names = _train_opts(sources, queries, epochs, lr, max_length, batch_size, save_steps)
+    names = _train_opts(sources, queries, train)
     from finrag.config import get_settings
     out = out or get_settings().cache_dir/"models"/"bi-minilm-fin"
-    _trained(train_bi_encoder(out, names, data, queries=queries, **_given(epochs=epochs, lr=lr, batch_size=batch_size, max_length=max_length,
-                                                                  save_steps=save_steps)), onnx, "bi-encoder")
+    _trained(train_bi_encoder(out, names, data, queries=queries, **_given(**dataclasses.asdict(train))), onnx, "bi-encoder")
 
 @train_app.command("export")
 def train_export_cmd(model:Path=typer.Argument(..., help="A trained model folder."), out:Path=typer.Argument(..., help="The ONNX folder."),
