@@ -87,7 +87,73 @@ def p3_headline() -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline}
+def p1_speed() -> str:
+    "P1's speed targets (bench/graphrag.py): ingest, re-ingest, vector and graph latency, `finrag ask` start-up."
+    r = result("p1_speed")
+    i, st, lb, bo = r["ingest"], r["ingest"]["stage_seconds"], r["latency_ladybugdb"], r["latency_bolt"]
+    g, v, bg = lb["graph"]["stages_p50_p95_ms"], lb, lb["graph"]
+    hop = lambda x: f"{x[0]:.2f} / {x[1]:.2f}"
+    rows = [("stage", "measured", "target (P1 issue)"), ("---", "---", "---"),
+            (f"ingest 143 FNSPID articles → {i['articles']} articles, {i['chunks']:,} chunks (near-duplicates dropped, boilerplate removed), LadybugDB",
+             f"**{i['wall_s']:.1f} s**: NER {st['ner']:.1f}, sentiment {st['sentiment']:.1f}, embed {st['embed']:.1f}, chunk {st['chunk']:.1f}, graph {st['graph']:.1f}", "≤ 60 s"),
+            ("re-ingest, nothing new", f"{r['reingest']['wall_s']:.1f} s, {r['reingest']['new_chunks']} new chunks", "idempotent"),
+            (f"vector retrieval, {lb['n']} questions, no LLM", f"p50 {v['vector']['p50_ms']:.2f} / p95 **{v['vector']['p95_ms']:.2f} ms** (after the query encoder: "
+             f"{v['vector']['after_encoder_p50_ms']:.2f} / {v['vector']['after_encoder_p95_ms']:.2f} ms)", "p95 ≤ 10 ms"),
+            ("2-hop Graph-RAG, LadybugDB", f"p50 {bg['p50_ms']:.2f} / p95 **{bg['p95_ms']:.2f} ms** (after the encoder: {bg['after_encoder_p50_ms']:.2f} / "
+             f"{bg['after_encoder_p95_ms']:.2f} ms; hop {hop(g['graph_hop'])}, rerank {hop(g['rerank'])})", "p95 ≤ 30 ms"),
+            ("2-hop Graph-RAG, Neo4j driver → ArcadeDB Bolt", f"p50 {bo['graph']['p50_ms']:.2f} / p95 {bo['graph']['p95_ms']:.2f} ms (hop "
+             f"{hop(bo['graph']['stages_p50_p95_ms']['graph_hop'])} ms)", "—"),
+            ("`finrag ask --no-llm` on that store, start-up included", f"{r['ask_startup']['onnx']['best_s']:.1f} s (ONNX embedder); "
+             f"{r['ask_startup']['torch']['best_s']:.1f} s with the torch backend", "≤ 5 s")]
+    return "\n".join("| " + " | ".join(x) + " |" for x in rows) + "\n"
+
+
+def p3_ce() -> str:
+    "LATTICE's variants and the baselines on the reporting halves (bench/lattice_ce.py)."
+    r = result("p3_ce")
+    cols = (("bm25", "BM25"), ("dense", "dense"), ("hybrid z", "z-score hybrid"), ("lattice embedding", "LATTICE embedding"),
+            ("lattice ce (leaves)", "LATTICE ce (leaves)"))
+    chosen = r["lattice++"]["chosen"]
+    out = ["| reporting half | n | " + " | ".join(c for _, c in cols) + f" | {chosen.replace('lattice++', 'LATTICE++')} |",
+           "|---" * (len(cols) + 3) + "|"]
+    for name, label in (("scifact", "SciFact slice"), ("financebench", "FinanceBench")):
+        t = r[name]["test"]
+        out.append(f"| {label} | {r[name]['n_test']} | " + " | ".join(f"{t[k]['ndcg@10']:.4f}" for k, _ in cols)
+                   + f" | {r['lattice++']['test_means'][chosen][name]:.4f} |")
+    return "\n".join(out) + "\n"
+
+
+def p3_fusion() -> str:
+    "LATTICE++'s fusion candidates on the development halves and the never-below rule's verdict (bench/lattice_ce.py)."
+    p = result("p3_ce")["lattice++"]
+    label = {"best member": "best member", "hybrid z (bm25, dense)": "z-score hybrid of BM25 and dense",
+             "lattice++ z (1, 1, 1)": "z (1, 1, 1)", "lattice++ z (0.5, 1, 1)": "z (0.5, 1, 1)",
+             "lattice++ rrf k=60 (1, 1, 1)": "RRF k = 60 (1, 1, 1), the paper's"}
+    out = ["| candidate | SciFact dev | FinanceBench dev | qualifies |", "|---|---|---|---|"]
+    for c in p["candidates"]:
+        d, name = p["dev"][c], label.get(c, c)
+        name = f"**{name}**, chosen" if c == p["chosen"] else name
+        out.append(f"| {name} | {d['scifact']:.4f} | {d['financebench']:.4f} | {'yes' if d['qualifies'] else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
+def p3_grow() -> str:
+    "The tree-growth settings on the development half against a rebuild (bench/lattice_grow.py)."
+    r = result("p3_grow")
+    ss = r["stale_share"]
+    chosen = f"route {r['route']['chosen']}, split {r['split']['chosen']}, stale_share {float(ss['chosen'])}, spill {r['spill']['chosen']}"
+    out = [f"| development half, n = {ss['n_dev_queries']} | nDCG@10 | nodes re-summarised | seconds |", "|---|---|---|---|",
+           f"| rebuilt on 100 % | {ss['dev_rebuilt_ndcg@10']:.4f} | {r['cost_rebuild']['nodes_summarised']} | {r['cost_rebuild']['seconds']:.3f} |"]
+    for k, v in ss["dev"].items():
+        route, split, stale, spill = (x.split(" ", 1)[1] for x in k.split(", "))
+        label = f"{route}, {split} split, stale {float(stale):g}" + (", spill" if spill == "True" else "")
+        label = f"**{label} (chosen)**" if k == chosen else label
+        out.append(f"| {label} | {v['ndcg@10']:.4f} | {v['nodes_resummarised']} | {v['seconds']:.3f} |")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
+             "p3-ce": p3_ce, "p3-fusion": p3_fusion}
 
 
 def render(text: str) -> tuple[str, list]:
