@@ -152,7 +152,50 @@ def p3_grow() -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
+def p2_ce_report() -> str:
+    "Every cross-encoder candidate and the baselines on the reporting halves, then each candidate against stage 1, paired (bench/cross_encoder.py)."
+    r = result("train_cross_encoder")
+    rep, means, cands = r["report_ndcg@10"], r["report_ndcg@10"]["means"], list(r["candidates"])
+    corpora = list(means["stage1"])
+    n = {c: rep[f"{cands[0]}-stage1"][c]["n"] for c in corpora}
+    out = ["| nDCG@10, reporting half | " + " | ".join(f"{c} (n = {n[c]})" for c in corpora) + " |", "|---" * (len(corpora) + 1) + "|"]
+    label = {"bm25": "BM25", "dense": "dense (MiniLM)", "stage1": "**stage 1 (BM25 + MiniLM, z-sum; the default)**"}
+    for m in ["bm25", "dense", "stage1"] + list(cands):
+        name = label.get(m, m) + (" (chosen)" if m == r["chosen"] else "")
+        out.append(f"| {name} | " + " | ".join(f"{means[m][c]:.3f}" for c in corpora) + " |")
+    out += ["", "| vs stage 1 (paired bootstrap 95 % CI) | " + " | ".join(corpora) + " | pooled | gate passed |", "|---" * (len(corpora) + 3) + "|"]
+    for m in cands:
+        d = rep[f"{m}-stage1"]
+        cell = lambda x: f"{x['mean_diff']:+.3f} {ci(x['ci_low'], x['ci_high'], sign=True)}".replace("+-", "-")
+        out.append(f"| {m} | " + " | ".join(cell(d[c]) for c in corpora + ["pooled"]) + f" | {'yes' if d['passes'] else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
+def p2_financerag() -> str:
+    "The P2 experiment's held-out halves (nbs/experiments/p2_financerag.ipynb), labelled with what that run ran (its params), not what ships now."
+    r = result("p2_financerag")
+    p, nd20 = read_params("p2_financerag"), r["ndcg@20"]
+    rows = {(x["dataset"], x["method"]): x for x in r["rows"]}
+    names = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev"}
+    head = " | ".join(f"{names[d]} ({rows[d, 'bm25']['n_queries']} q)" for d in p["datasets"])
+    variant = lambda m: next((rows[d, m]["variant"] for d in p["datasets"] if isinstance(rows.get((d, m), {}).get("variant"), str)), "?")
+    label = {"bm25": "BM25", "dense": "dense (MiniLM)", "bm25 + pre": "BM25 + all pre-retrieval steps", "dense + pre": "dense + all pre-retrieval steps",
+             "bm25 (default)": f"BM25 + its development choice ({variant('bm25 (default)')})", "dense (default)": f"dense + its development choice ({variant('dense (default)')})",
+             "stage 1": f"**stage 1** as run here: {p['stage1']} (RRF of BM25 and MiniLM), keeps {p['stage1_keep']}", "stage 2": f"stage 2 alone ({p['stage2']}), keeps {p['final_k']}",
+             "fused": f"stage 1 + stage 2 fused ({r['choice']['fusion']})"}
+    out = [f"| NDCG@20 (NDCG@10) | {head} | mean NDCG@20 |", "|---" * (len(p["datasets"]) + 2) + "|"]
+    for m in nd20:
+        cells = " | ".join(f"{rows[d, m]['ndcg@20']:.4f} ({rows[d, m]['ndcg@10']:.4f})" for d in p["datasets"])
+        out.append(f"| {label.get(m, m)} | {cells} | {nd20[m]['mean']:.4f} |")
+    return "\n".join(out) + "\n"
+
+
+def read_params(name: str) -> dict:
+    from finrag.protocol import read_record
+    return read_record(ROOT / "results" / f"{name}.json")["params"]
+
+
+RENDERERS = {"p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
              "p3-ce": p3_ce, "p3-fusion": p3_fusion}
 
 
