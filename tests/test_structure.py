@@ -163,3 +163,27 @@ def test_no_module_is_over_the_line_budget():
     long = {str(p.relative_to(ROOT)): n for p in (ROOT / "finrag").rglob("*.py")
             if p.name != "_modidx.py" and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}, f"modules over {MAX_MODULE_LINES} lines (split the notebook: a new `default_exp`): {long}"
+
+
+def wide_functions(folder=LIB, at_least: int = 10) -> dict:
+    "{'module:function': number of parameters} of the functions of `folder` taking at least `at_least` (self, cls excluded; *args, **kw count one each)."
+    out = {}
+    for p in sorted(Path(folder).rglob("*.py")):
+        if p.name == "_modidx.py": continue
+        for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = n.args
+                k = len([x for x in a.posonlyargs + a.args + a.kwonlyargs if x.arg not in ("self", "cls")]) + bool(a.vararg) + bool(a.kwarg)
+                if k >= at_least: out[f"{p.relative_to(folder)}:{n.name}"] = k
+    return out
+
+
+def test_constructors_take_config_records_not_a_dozen_keywords():
+    "Issue 39: at most 5 functions take 10 or more parameters and none more than 12 (a settings record `config=` and keyword variants instead)."
+    wide = wide_functions()
+    assert len(wide) <= 5 and max(wide.values(), default=0) <= 12, wide
+
+
+def test_the_width_check_can_fail(tmp_path):
+    (tmp_path / "m.py").write_text("def f(a, b, c, d, e, f, g, h, i, *, j=1, **kw): pass\nclass C:\n    def __init__(self, a): pass\n")
+    assert wide_functions(tmp_path) == {"m.py:f": 11}

@@ -195,7 +195,35 @@ def read_params(name: str) -> dict:
     return read_record(ROOT / "results" / f"{name}.json")["params"]
 
 
-RENDERERS = {"p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
+def p2_bi_encoder() -> str:
+    "Stage 1 and dense retrieval with each embedder on the reporting halves (bench/bi_encoder.py)."
+    m = result("train_bi_encoder")["report_ndcg@10"]["means"]
+    corpora = list(m["stage1:minilm"])
+    n = result("train_cross_encoder")["report_ndcg@10"]      # the same halves (bench/cross_encoder.py's)
+    n = {c: n[f"{next(iter(result('train_cross_encoder')['candidates']))}-stage1"][c]["n"] for c in corpora}
+    emb = {"minilm": "packaged MiniLM fp32", "minilm-int8": "MiniLM int8", "ft-fp32": "fine-tuned fp32", "ft-int8": "fine-tuned int8"}
+    out = ["| nDCG@10, reporting half | " + " | ".join(f"{c} (n = {n[c]})" for c in corpora) + " |", "|---" * (len(corpora) + 1) + "|"]
+    for use in ("stage1", "dense"):
+        for e, label in emb.items():
+            name = f"{'stage 1' if use == 'stage1' else 'dense'}, {label}" + (" (the default)" if use == "stage1" and e == "minilm" else "")
+            out.append(f"| {name} | " + " | ".join(f"{m[f'{use}:{e}'][c]:.3f}" for c in corpora) + " |")
+    return "\n".join(out) + "\n"
+
+
+def p2_fusion_choice() -> str:
+    "The P2 experiment's stage-2 fusion and adaptive candidates on the development halves (nbs/experiments/p2_financerag.ipynb)."
+    ch = result("p2_financerag")["choice"]
+    out = ["| dev NDCG@20 | FinanceBench | FinQA | TAT-QA dev | mean | worst half vs stage 1 |", "|---|---|---|---|---|---|"]
+    for k, v in ch["dev_fusion_ndcg@20"].items():
+        name = f"**{k}**" if k == "stage 1" else k
+        out.append(f"| {name} | {v['financebench']:.4f} | {v['finqa']:.4f} | {v['tatqa']:.4f} | {v['mean']:.4f} | {v['min diff vs stage 1']:+.4f} |".replace("+-", "-"))
+    out += ["", "| adaptive (with the chosen fusion), dev | mean NDCG@20 | worst half vs stage 1 | share of queries calling stage 2 |", "|---|---|---|---|"]
+    for k, v in ch["dev_adaptive_ndcg@20"].items():
+        out.append(f"| {k} | {v['mean']:.4f} | {v['min diff vs stage 1']:+.4f} | {v['stage-2 share']:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
              "p3-ce": p3_ce, "p3-fusion": p3_fusion}
 
 
