@@ -223,7 +223,59 @@ def p2_fusion_choice() -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
+def p1_retrieval() -> str:
+    "P1's LLM-free retrieval table: each system's context size and recalls over the question set (nbs/experiments/p1_eval.ipynb)."
+    import numpy as np
+    r = result("p1_eval")
+    c = r["config"]
+    label = {"vector": f"vector top-{c['k']}", "paper": f"P1 graph, paper ({c['k']} seeds + top-{c['neighbor_top']} per neighbour, unbounded)",
+             "vector@paper": "vector at the paper graph's budget",
+             "graph": f"**graph, budget** (default; {c['budget_chunks']} chunks / {c['budget_tokens']:,} tokens)",
+             "vector@graph": "vector at the budget graph's budget", "hybrid@graph": "hybrid (BM25 + dense) at the budget graph's budget", "auto": "auto (router)"}
+    out = ["| system | chunks | tokens | entity recall | support recall |", "|---|---|---|---|---|"]
+    for mode, name in label.items():
+        rows = [x for x in r["rows"] if x["mode"] == mode]
+        rel = [x for x in rows if x["type"] == "relational"]
+        m = lambda rs, k: float(np.mean([x[k] for x in rs]))
+        rec = lambda k: f"{m(rows, k):.3f} ({m(rel, k):.3f})"
+        cell = lambda k: f"**{rec(k)}**" if mode == "graph" else rec(k)
+        out.append(f"| {name} | {m(rows, 'n_contexts'):.1f} | {m(rows, 'context_tokens'):,.0f} | {cell('context_entity_recall')} | {cell('support_recall')} |")
+    return "\n".join(out) + "\n"
+
+
+def p1_answers() -> str:
+    "P1's answer metrics per system (the LLM's answers, RAGAS on a subset), graph vs vector paired (nbs/experiments/p1_eval.ipynb)."
+    r = result("p1_eval")
+    S = {(x["mode"], x["metric"], x["stratum"]): x for x in r["summary"]}
+    P = {x["metric"]: x for x in r["pairs"]["graph vs vector"] if x["stratum"] == "all"}
+    L = {x["mode"]: x for x in r["latency"] if x["stratum"] == "all"}
+    modes = ("vector", "graph", "auto")
+    def mean(mode, m, st, nd):
+        x = S.get((mode, m, st))
+        return "—" if x is None or x["n"] == 0 or x["mean"] != x["mean"] else f"{x['mean']:.{nd}f}"
+    def pval(p): return f"p = {p:.2g}" if p >= 0.01 else f"p = {p:.1g}" if p >= 0.001 else f"p = {p:.4f}"
+    def diff(m, nd=3):
+        d = P[m]; return f"{d['mean_diff']:+.{nd}f}, {pval(d['p'])} (n = {d['n']})".replace("p = 1 (", "p = 1 (")
+    out = ["| metric (n questions) | vector top-5 | graph (budget) | auto | Δ graph − vector, Wilcoxon |", "|---|---|---|---|---|"]
+    for m, name, nd in (("answer_entity_recall", "answer entity recall", 3), ("semantic_similarity", "answer–reference semantic similarity", 3),
+                        ("figure_recall", "figure recall (direct questions)", 3), ("citation_valid", "citations naming a context chunk", 2),
+                        ("sentences_cited", "sentences with a valid citation", 3), ("faithfulness", "RAGAS faithfulness", 3),
+                        ("answer_relevancy", "RAGAS answer relevancy", 3), ("context_precision", "RAGAS context precision", 3),
+                        ("context_recall", "RAGAS context recall", 3)):
+        ns = sorted({S[mo, m, "all"]["n"] for mo in modes})
+        n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+        n += " answers with a citation" if m == "citation_valid" else ""
+        cells = " | ".join(f"{mean(mo, m, 'all', nd)} ({mean(mo, m, 'relational', nd)})" for mo in modes)
+        out.append(f"| {name} ({n}) | {cells} | {diff(m)} |")
+    pt = {mo: S[mo, "prompt_tokens", "all"]["mean"] for mo in modes}
+    out.append(f"| prompt tokens ({S['graph', 'prompt_tokens', 'all']['n']}) | " + " | ".join(f"{pt[mo]:,.0f}" for mo in modes) + f" | {pt['graph'] - pt['vector']:+,.0f} |")
+    d = P["latency_s"]
+    out.append(f"| latency s, mean ± σ ({L['graph']['n']}) | " + " | ".join(f"{L[mo]['mean']:.1f} ± {L[mo]['std']:.1f}" for mo in modes)
+               + f" | {d['mean_diff']:+.1f}, {pval(d['p'])} |")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
              "p3-ce": p3_ce, "p3-fusion": p3_fusion}
 
 
