@@ -275,7 +275,76 @@ def p1_answers() -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
+def p3_lattice() -> str:
+    "The P3 experiment with the packaged 1.5B (nbs/experiments/p3_lattice.ipynb): baselines on all slice queries, LATTICE on the few it could afford."
+    r = result("p3_lattice")
+    sc, fb, pp = r["scifact"], r["financebench"], r["paper"]
+    A, M, FA, FM = sc["baselines_all_slice_queries"], sc["main"], fb["baselines_all_queries"], fb["main"]
+    cost, emb = sc["cost"]["lattice pointwise"], sc["trees"]["embedding scorer"]
+    out = [f"| nDCG@10 | SciFact slice, {sc['slice_queries']} queries | same, the {sc['n_queries']} LATTICE queries | FinanceBench, {fb['n_queries_all']} queries "
+           f"| same, the {fb['n_queries']} LATTICE queries | paper |", "|---|---|---|---|---|---|"]
+    for k, name in (("bm25", "BM25"), ("dense", "dense (MiniLM, FAISS)"), ("hybrid", "hybrid (RRF)")):
+        rec = f" (R@100 {A[k]['recall@100']:.2f})" if k == "bm25" else f" ({A[k]['recall@100']:.2f})"
+        out.append(f"| {name} | {A[k]['ndcg@10']:.4f}{rec} | {M[k]['ndcg@10']:.4f} | {FA[k]['ndcg@10']:.4f} | {FM[k]['ndcg@10']:.4f} | |")
+    lp, lpp = M["lattice pointwise"]["ndcg@10"], M["lattice++ pointwise"]["ndcg@10"]
+    out.append(f"| LATTICE, pointwise P(yes), 1.5B, beam {sc['lattice_config']['beam']}, {r['token_budget']:,} prompt tokens/query | | {lp:.4f} "
+               f"({cost['leaves_scored']:.1f} leaves scored/query) | | {FM['lattice pointwise']['ndcg@10']:.4f} | SciFact {pp['SciFact nDCG@10 (LATTICE v2, Gemini-2.5-flash)']} (v2, full corpus) |")
+    same = " (= hybrid)" if lpp == M["hybrid"]["ndcg@10"] else ""
+    out.append(f"| LATTICE++ (RRF of LATTICE, BM25, dense) | | {lpp:.4f}{same} | | {FM['lattice++ pointwise']['ndcg@10']:.4f} "
+               f"| BRIGHT {pp['BRIGHT avg nDCG@10 LATTICE++']} vs LATTICE {pp['BRIGHT avg nDCG@10 LATTICE v2']} |")
+    out.append(f"| LATTICE, embedding scorer (no LLM), LLM-built tree / bottom-up tree | | {emb['main tree']['ndcg@10']:.4f} / {emb['bottom-up']['ndcg@10']:.4f} | | | |")
+    return "\n".join(out) + "\n"
+
+
+def p3_routing() -> str:
+    "Where LATTICE's routing fails: the share of slates on the gold path whose gold branch is within the beam, per depth (bench/lattice.py route)."
+    r = result("p3_routing")
+    tree = {"tree_scifact1k_topdown_llm": "LLM tree", "tree_scifact1k_kmeans_llmsum": "k-means tree"}
+    scorer = {"pointwise": "pointwise 1.5B", "embedding": "embedding scorer"}
+    desc = {"summary": "summaries", "titles": "member titles", "central": "central abstract"}
+    rng = lambda xs: f"{min(xs):.2f}–{max(xs):.2f}"
+    items = lambda d: f"{round(min(v['depth'][d]['items'] for v in r.values()))}–{round(max(v['depth'][d]['items'] for v in r.values()))}"
+    out = [f"| gold branch within the beam | depth 0 ({items('0')} items) | depth 1 ({items('1')} items) | depth 2 | depth 3 | whole path kept |",
+           "|---|---|---|---|---|---|",
+           f"| random pick of {next(iter(r.values()))['beam']} | " + " | ".join(rng([v["depth"][d]["random_within_beam"] for v in r.values()]) for d in "0123") + " | |"]
+    order = sorted(r, key=lambda k: (k.split(" | ")[1] != "pointwise", k.split(" | ")[0] != "tree_scifact1k_topdown_llm"))
+    for k in order:
+        v, (t, s, d) = r[k], k.split(" | ")
+        out.append(f"| {tree.get(t, t)}, {scorer.get(s, s)}, {desc.get(d, d)} | " + " | ".join(f"{v['depth'][x]['within_beam']:.2f}" for x in "0123")
+                   + f" | {v['kept_at_every_depth']:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def p3_hybrid() -> str:
+    "LATTICE with embedding and hybrid (LLM) routing and LATTICE++ against dense and the best baseline, test halves (bench/lattice.py hybrid)."
+    r = result("p3_hybrid")
+    neg = lambda t: t.replace("-", "−")
+    d3 = lambda p: neg(f"{p['diff']:+.3f} [{p['ci'][0]:+.3f}, {p['ci'][1]:+.3f}]")
+    base_name = {"hybrid z": "z-score hybrid", "dense": "dense", "bm25": "BM25", "hybrid rrf": "RRF hybrid"}
+    out = ["| test half | n | dense | best baseline | LATTICE (embedding) | LATTICE hybrid (LLM) | LATTICE++ (chosen fusion) | s/query (hybrid) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for ds, label in (("scifact", f"SciFact slice ({r['scifact']['n_docs']:,} abstracts)"), ("financebench", f"FinanceBench (whole, {r['financebench']['n_docs']} pages)")):
+        x = r[ds]; emb = x["embedding_chosen"]
+        for part, plabel in (("test", label), ("test_llm_subset", f"{label.split(' (')[0].replace(' slice', '')}, LLM subset")):
+            m, p = x[part]["methods"], x[part]["paired"]
+            best = p["best baseline"]; n = m["dense"]["n"]
+            bcell = f"{m[best]['ndcg@10']:.3f}" + (f" ({base_name.get(best, best)})" if part == "test" else "")
+            if part == "test":
+                lat = f"{m[emb]['ndcg@10']:.3f} ({d3(p[f'{emb} - dense'])} vs dense)"
+                plus = f"lattice++ (embedding)"
+                pcell = f"{m[plus]['ndcg@10']:.3f} ({d3(p[f'{plus} - dense'])} vs dense" + (f"; {d3(p[f'{plus} - {best}'])} vs best)" if best != "dense" else ")")
+                hyb, secs = "—", "—"
+            else:
+                h, plus = x["hybrid"]["label"], "lattice++ (hybrid)"
+                lat = f"{m[emb]['ndcg@10']:.3f}"
+                hyb = f"{m[h]['ndcg@10']:.3f} ({d3(p[f'{h} - dense'])} vs dense)"
+                pcell = f"{m[plus]['ndcg@10']:.3f} ({d3(p[f'{plus} - {best}'])} vs best)"
+                secs = f"{m[h]['s_per_query']:.1f} ({m[h]['llm_calls_per_query']:.1f} calls, {x['hybrid']['prompt_tokens_per_query']:,.0f} prompt tokens)"
+            out.append(f"| {plabel} | {n} | {m['dense']['ndcg@10']:.3f} | {bcell} | {lat} | {hyb} | {pcell} | {secs} |")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"p3-hybrid": p3_hybrid, "p3-routing": p3_routing, "p3-lattice": p3_lattice, "p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
              "p3-ce": p3_ce, "p3-fusion": p3_fusion}
 
 
