@@ -344,7 +344,79 @@ def p3_hybrid() -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"p3-hybrid": p3_hybrid, "p3-routing": p3_routing, "p3-lattice": p3_lattice, "p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
+def p2_preretrieval() -> str:
+    "Pre-retrieval one step at a time, BM25 and dense, development halves (results/p2_preretrieval_ablation.json)."
+    nd = result("p2_preretrieval_ablation")["ndcg@20"]
+    cols = ("financebench", "finqa", "tatqa", "mean")
+    names = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev", "mean": "mean"}
+    variants = list(dict.fromkeys(k.split(" | ", 1)[1] for k in nd))
+    order = lambda v: (v != "none", v != "all", not v.startswith("only"), v)
+    out = ["| dev NDCG@20 | " + " | ".join(f"{m} {names[c]}" for m in ("bm25", "dense") for c in cols) + " |", "|---" * 9 + "|"]
+    for v in sorted(variants, key=order):
+        out.append(f"| {v} | " + " | ".join(f"{nd[f'{m} | {v}'][c]:.4f}" for m in ("bm25", "dense") for c in cols) + " |")
+    return "\n".join(out) + "\n"
+
+
+P2_SETS = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev"}
+
+
+def p2_llm_rerank() -> str:
+    "The LLM judge as stage 2 over stage 1's top 10, each cut, each fusion (nbs/experiments/p2_financerag.ipynb, `llm_rerank`)."
+    r = result("p2_financerag")
+    L, ch = r["llm_rerank"], r["llm_stage2_choice"]
+    cuts, sets = ("head", "query"), list(P2_SETS)
+    q = L["head"][sets[0]]["queries"]
+    label = {"stage 1": "**stage 1**", "llm": "LLM P(yes) alone", "rrf(stage 1, llm)": "RRF(stage 1, LLM)"}
+    aw = {c: L[c][sets[0]]["adaptive_weight"] for c in cuts}
+    out = [f"| NDCG@10 within stage 1's top 10, {q} dev queries each | " + " | ".join(f"{P2_SETS[s]}, {c}" for c in cuts for s in sets) + " |", "|---" * 7 + "|"]
+    for v in sorted(L["head"][sets[0]]["ndcg@10"], key=lambda v: v != "stage 1"):      # stage 1 first, then the file's order
+        if v in ("adaptive<0.02", "adaptive<0.05"): continue
+        name = label.get(v) or (f"interp w = {v.split()[1]}" if v.startswith("interp") else f"adaptive τ = {v[9:]}")
+        if v == "adaptive<0.1": name += f" (head: w {aw['head']:g}, query: w {aw['query']:g})"
+        if v == ch["variant"]: name = f"**{name}** (`--stage2 llm`)"
+        cell = lambda c, s: (f"**{L[c][s]['ndcg@10'][v]:.4f}**" if v == ch["variant"] and c == ch["cut"] else f"{L[c][s]['ndcg@10'][v]:.4f}")
+        out.append(f"| {name} | " + " | ".join(cell(c, s) for c in cuts for s in sets) + " |")
+    return "\n".join(out) + "\n"
+
+
+def p2_zero_call() -> str:
+    "The LLM stage 2 against the strongest zero-call baseline (stage 1 re-fused with its own BM25), development and held-out (`stage2_zero_call`, `llm_stage2_heldout`); the best of each column in bold."
+    import numpy as np
+    r = result("p2_financerag")
+    L, Z, H, ch = r["llm_rerank"], r["stage2_zero_call"], r["llm_stage2_heldout"], r["llm_stage2_choice"]
+    sets = list(P2_SETS)
+    def block(title, rows):
+        vals = [[v[s] for s in sets] + [float(np.mean([v[s] for s in sets]))] for _, v in rows]
+        best = [max(col) for col in zip(*vals)]
+        return [f"| *{title}* | | | | |"] + [f"| {name} | " + " | ".join(f"**{x:.4f}**" if x == b else f"{x:.4f}" for x, b in zip(vs, best)) + " |"
+                                         for (name, _), vs in zip(rows, vals)]
+    dev = [("stage 1", {s: Z["dev"][s]["stage 1"] for s in sets}),
+           (f"LLM, {ch['cut']} cut, interp w = {ch['variant'].split()[1]} (`--stage2 llm`)", {s: L[ch["cut"]][s]["ndcg@10"][ch["variant"]] for s in sets})]
+    for v in ("bm25", "rrf(stage 1, bm25)", "bm25 interp 0.2", Z["best"]):
+        name = {"bm25": "BM25 alone over the 10", "rrf(stage 1, bm25)": "RRF(stage 1, BM25)"}.get(v) or f"stage 1 + BM25, interp w = {v.split()[-1]}"
+        dev.append((name + (" (best zero-call mean)" if v == Z["best"] else ""), {s: Z["dev"][s][v] for s in sets}))
+    P = H["per_dataset"]
+    held = [(name, {s: P[s]["ndcg@10"][v] for s in sets}) for v, name in
+            (("stage 1", "stage 1"), (f"llm {H['variant']}", f"LLM, {H['cut']} cut, interp w = {H['variant'].split()[1]}"),
+             (Z["best"], f"stage 1 + BM25, interp w = {Z['best'].split()[-1]}"))]
+    out = ["| NDCG@10 within stage 1's top 10 | FinanceBench | FinQA | TAT-QA | mean |", "|---|---|---|---|---|"]
+    out += block(f"development, {L['head'][sets[0]]['queries']} queries each", dev) + block(f"held-out, {P[sets[0]]['queries']} queries each", held)
+    return "\n".join(out) + "\n"
+
+
+def p2_llm_preretrieval() -> str:
+    "The LLM pre-retrieval steps one at a time, a few development queries (`llm_preretrieval`)."
+    P = result("p2_financerag")["llm_preretrieval"]
+    name = {"none": "none", "rule": "rule-based keywords", "llm keywords": "LLM keywords", "llm keywords + paraphrases(2)": "LLM keywords + 2 paraphrases",
+            "llm keywords + hyde": "LLM keywords + HyDE"}
+    out = [f"| NDCG@20 ({P['tatqa']['queries']} dev queries) | TAT-QA bm25 | TAT-QA dense | FinanceBench bm25 | FinanceBench dense | LLM calls / query |", "|---|---|---|---|---|---|"]
+    for c in P["tatqa"]["configs"]:
+        t, f = P["tatqa"]["configs"][c], P["financebench"]["configs"][c]
+        out.append(f"| {name.get(c, c)} | {t['bm25']:.4f} | {t['dense']:.4f} | {f['bm25']:.4f} | {f['dense']:.4f} | {t['calls_per_query']:.0f} |")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"p2-llm-rerank": p2_llm_rerank, "p2-zero-call": p2_zero_call, "p2-llm-preretrieval": p2_llm_preretrieval, "p2-preretrieval": p2_preretrieval, "p3-hybrid": p3_hybrid, "p3-routing": p3_routing, "p3-lattice": p3_lattice, "p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
              "p3-ce": p3_ce, "p3-fusion": p3_fusion}
 
 
