@@ -416,7 +416,54 @@ def p2_llm_preretrieval() -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"p2-llm-rerank": p2_llm_rerank, "p2-zero-call": p2_zero_call, "p2-llm-preretrieval": p2_llm_preretrieval, "p2-preretrieval": p2_preretrieval, "p3-hybrid": p3_hybrid, "p3-routing": p3_routing, "p3-lattice": p3_lattice, "p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
+def p2_stage1_fusion() -> str:
+    "Stage 1's fusion on the test halves: z-sum (the default) against BM25 + pre-retrieval, dense and RRF (bench/stage1_fusion.py)."
+    r = result("p2_stage1_fusion")
+    D = r["datasets"]
+    names = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev", "scifact": "SciFact train"}
+    member = {"bm25+pre": "BM25", "dense": "dense", "rrf": "RRF"}
+    sets = list(D)
+    T = {k: D[k]["test"] for k in sets}
+    f3 = lambda x: f"{x:+.3f}".replace("-", "−")
+    ci3 = lambda c: f"[{f3(c[0])}, {f3(c[1])}]"
+    pv = lambda p: f"p = {p:.2g}" if p >= 0.01 else f"p = {p:.3f}"
+    out = ["| test half | " + " | ".join(f"{names[k]} (n = {T[k]['n']})" for k in sets) + " |", "|---" * (len(sets) + 1) + "|"]
+    rows = (("bm25+pre", "BM25 + pre-retrieval (`--method bm25`)"), ("dense", "dense (`--method dense`)"),
+            ("rrf", "RRF, the old default (`--stage1 hybrid`)"), ("default", f"**{r['default_stage1'].replace('zsum', 'z-sum')}, the new default** (`--method hierarchical`)"))
+    for m, label in rows:
+        cell = lambda k: (f"**{T[k]['ndcg@10'][m]:.3f}**" if T[k]["ndcg@10"][m] == max(T[k]["ndcg@10"].values()) else f"{T[k]['ndcg@10'][m]:.3f}") + f" ({T[k]['ndcg@20'][m]:.3f})"
+        out.append(f"| {label} | " + " | ".join(cell(k) for k in sets) + " |")
+    d = lambda k, key: T[k][key]
+    out.append("| new − best of the three @10 [95 % CI], p | " + " | ".join(
+        f"{f3(d(k, 'ndcg@10:default-best')['mean_diff'])} {ci3(d(k, 'ndcg@10:default-best')['ci95'])} vs {member[d(k, 'ndcg@10:best_member')]}, {pv(d(k, 'ndcg@10:default-best')['p_randomisation'])}" for k in sets) + " |")
+    out.append("| new − best of the three @20 [95 % CI] | " + " | ".join(f"{f3(d(k, 'ndcg@20:default-best')['mean_diff'])} {ci3(d(k, 'ndcg@20:default-best')['ci95'])}" for k in sets) + " |")
+    rr = lambda k: d(k, "ndcg@10:default-rrf")
+    out.append("| new − RRF @10 [95 % CI] | " + " | ".join((f"**{f3(rr(k)['mean_diff'])}**" if rr(k)["ci95"][0] > 0 else f3(rr(k)["mean_diff"])) + f" {ci3(rr(k)['ci95'])}" for k in sets) + " |")
+    out.append("| ≥ best − 0.005 nDCG@10? | " + " | ".join("yes" if r["criterion"]["test"][k] else "**no**" for k in sets) + " |")
+    return "\n".join(out) + "\n"
+
+
+def p2_stage1_splade() -> str:
+    "Stage-1 fusions with a third member (SPLADE) on the test halves, each against its best member (bench/stage1_fusion.py --out results/p2_stage1_splade.json); a column's best in bold when it is not below the best member."
+    r = result("p2_stage1_splade")
+    C, sets = r["candidates"], list(r["datasets"])
+    names = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev"}
+    label = {"zsum": "zsum (default)", "zsum3": "zsum3 (+ SPLADE)"}
+    f3 = lambda x: f"{x:+.3f}".replace("-", "−")
+    shown = [c for c in C if c != "hybrid"]
+    best = {k: max(C[c][k]["test"]["ndcg@10"] for c in shown) for k in sets}
+    out = ["| test half | " + " | ".join(f"{names[k]} (n = {C[shown[0]][k]['test']['n']})" for k in sets) + " |", "|---" * (len(sets) + 1) + "|",
+           "| SPLADE alone | " + " | ".join(f"{r['datasets'][k]['test']['ndcg@10']['splade']:.3f}" for k in sets) + " |"]
+    for c in shown:
+        def cell(k):
+            t = C[c][k]["test"]; d = t["minus_best"]
+            head = f"{t['ndcg@10']:.3f}, {f3(d['mean_diff'])}"
+            return (f"**{head}**" if t["ndcg@10"] == best[k] and d["mean_diff"] >= 0 else head) + f" [{f3(d['ci95'][0])}, {f3(d['ci95'][1])}]"
+        out.append(f"| {label.get(c, c)} | " + " | ".join(cell(k) for k in sets) + " |")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"p2-stage1-splade": p2_stage1_splade, "p2-stage1-fusion": p2_stage1_fusion, "p2-llm-rerank": p2_llm_rerank, "p2-zero-call": p2_zero_call, "p2-llm-preretrieval": p2_llm_preretrieval, "p2-preretrieval": p2_preretrieval, "p3-hybrid": p3_hybrid, "p3-routing": p3_routing, "p3-lattice": p3_lattice, "p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
              "p3-ce": p3_ce, "p3-fusion": p3_fusion}
 
 
