@@ -463,8 +463,51 @@ def p2_stage1_splade() -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"p2-stage1-splade": p2_stage1_splade, "p2-stage1-fusion": p2_stage1_fusion, "p2-llm-rerank": p2_llm_rerank, "p2-zero-call": p2_zero_call, "p2-llm-preretrieval": p2_llm_preretrieval, "p2-preretrieval": p2_preretrieval, "p3-hybrid": p3_hybrid, "p3-routing": p3_routing, "p3-lattice": p3_lattice, "p1-answers": p1_answers, "p1-retrieval": p1_retrieval, "p2-bi-encoder": p2_bi_encoder, "p2-fusion-choice": p2_fusion_choice, "p2-financerag": p2_financerag, "p2-ce-report": p2_ce_report, "p3-grow": p3_grow, "p1-headline": p1_headline, "p2-headline": p2_headline, "p3-headline": p3_headline, "p1-speed": p1_speed,
-             "p3-ce": p3_ce, "p3-fusion": p3_fusion}
+def p1_cross_entity() -> str:
+    "P1's cross-entity designs on the report halves, relational questions, graph vs vector at its budget (bench/p1_cross_entity.py)."
+    R = result("p1_cross_entity")["results"]
+    f3 = lambda x: f"{x:+.3f}"
+    pv = lambda p: "p < 0.001" if p < 0.001 else f"p {p:.3f}"
+    def cells(x):
+        return f"{x['mean_graph']:.3f} vs {x['mean_vector']:.3f} | {f3(x['diff'])} [{f3(x['ci_diff'][0])}, {f3(x['ci_diff'][1])}], {pv(x['p'])}"
+    out = ["| set (relational, report half) | τ | config | entity recall graph vs vector@graph | Δ [95 % CI], p | support recall graph vs vector@graph | Δ [95 % CI], p |",
+           "|---|---|---|---|---|---|---|"]
+    for s, rep in ((s, R[s]["report"]) for s in R):
+        row = lambda cfg, tau: rep[cfg][tau]["relational"]
+        n = row("default", "0.5")["context_entity_recall"]["vector@graph"]["n"]
+        line = lambda tau, label, x: out.append(f"| {s} (n = {n}) | {tau} | {label} | {cells(x['context_entity_recall']['vector@graph'])} | {cells(x['support_recall']['vector@graph'])} |")
+        for cfg, label in (("dense", "dense"), ("lexical", "lexical"), ("default", "**default (chosen)**")): line("0.5", label, row(cfg, "0.5"))
+        if row("default", "0.3") == row("default", "0.7"): line("0.3 / 0.7", "default (chosen)", row("default", "0.3"))
+        else:
+            for tau in ("0.3", "0.7"): line(tau, "default (chosen)", row("default", tau))
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {   # block name -> renderer, by paper
+    "p1-answers": p1_answers,
+    "p1-cross-entity": p1_cross_entity,
+    "p1-headline": p1_headline,
+    "p1-retrieval": p1_retrieval,
+    "p1-speed": p1_speed,
+    "p2-bi-encoder": p2_bi_encoder,
+    "p2-ce-report": p2_ce_report,
+    "p2-financerag": p2_financerag,
+    "p2-fusion-choice": p2_fusion_choice,
+    "p2-headline": p2_headline,
+    "p2-llm-preretrieval": p2_llm_preretrieval,
+    "p2-llm-rerank": p2_llm_rerank,
+    "p2-preretrieval": p2_preretrieval,
+    "p2-stage1-fusion": p2_stage1_fusion,
+    "p2-stage1-splade": p2_stage1_splade,
+    "p2-zero-call": p2_zero_call,
+    "p3-ce": p3_ce,
+    "p3-fusion": p3_fusion,
+    "p3-grow": p3_grow,
+    "p3-headline": p3_headline,
+    "p3-hybrid": p3_hybrid,
+    "p3-lattice": p3_lattice,
+    "p3-routing": p3_routing,
+}
 
 
 def render(text: str) -> tuple[str, list]:
