@@ -483,7 +483,49 @@ def p1_cross_entity() -> str:
     return "\n".join(out) + "\n"
 
 
+def p2_llm_judge() -> str:
+    "The LLM judge's separation (AUC of P(yes)), its calls, and the adaptive cascade's share of queries calling it (`llm_rerank`)."
+    L = result("p2_financerag")["llm_rerank"]
+    sets = list(P2_SETS)
+    taus = ("0.05", "0.1", "0.2")
+    out = ["| | " + " | ".join(P2_SETS.values()) + " |", "|---|---|---|---|",
+           "| AUC of P(yes), relevant vs not: head / query cut | " + " | ".join(f"{L['head'][s]['auc']:.3f} / {L['query'][s]['auc']:.3f}" for s in sets) + " |",
+           "| LLM calls / query | " + " | ".join(f"{L['query'][s]['per_query']['calls']:.0f}" for s in sets) + " |",
+           f"| share of queries calling the LLM, adaptive τ = {' / '.join(taus)} (query cut) | "
+           + " | ".join(" / ".join(f"{L['query'][s]['adaptive_llm_share'][t]:g}" for t in taus) for s in sets) + " |"]
+    return "\n".join(out) + "\n"
+
+
+def p2_answers() -> str:
+    "Answers end to end on FinanceBench with split/merge on and off (`answers`; correctness by numeric match or the LLM judge)."
+    A = result("p2_financerag")["answers"]
+    acc, br = A["accuracy"], A["branches_on"]
+    cell = lambda mode, k: f"{acc[mode][k]['correct']}/{acc[mode][k]['n']}"
+    out = [f"| FinanceBench, {A['questions']} questions | correct (all) | numeric match | LLM judge | held-out half only | branches |", "|---|---|---|---|---|---|"]
+    on = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in br.items() if v)
+    out.append(f"| split/merge on | {cell('on', 'all')} ({acc['on']['all']['accuracy']:.3f}) | {cell('on', 'numeric')} | {cell('on', 'judged')} | {cell('on', 'held_out')} | {on} |")
+    out.append(f"| split/merge off (the top documents cut to fit, one call) | {cell('off', 'all')} ({acc['off']['all']['accuracy']:.3f}) | {cell('off', 'numeric')} | "
+               f"{cell('off', 'judged')} | {cell('off', 'held_out')} | single {acc['off']['all']['n']} |")
+    return "\n".join(out) + "\n"
+
+
+def p2_cross_encoder_v0() -> str:
+    "The first cross-encoder (trained on the development corpora's other halves), 40 test-half queries per corpus (archived results/p2_cross_encoder.json)."
+    D = result("p2_cross_encoder")["datasets"]
+    names = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev", "scifact": "SciFact train"}
+    f3 = lambda x: f"{x:+.3f}".replace("-", "−")
+    d = lambda x: f"{f3(x['mean_diff'])} [{f3(x['ci95'][0])}, {f3(x['ci95'][1])}]"
+    out = ["| corpus | stage 1 | cross-encoder alone | Δ | cross-encoder interp 0.2 | Δ |", "|---|---|---|---|---|---|"]
+    for k, x in D.items():
+        n = x["ndcg@10"]
+        out.append(f"| {names.get(k, k)} | {n['stage1']:.3f} | {n['ce']:.3f} | {d(x['ndcg@10:ce-stage1'])} | {n['ce+interp']:.3f} | {d(x['ndcg@10:ce+interp-stage1'])} |")
+    return "\n".join(out) + "\n"
+
+
 RENDERERS = {   # block name -> renderer, by paper
+    "p2-llm-judge": p2_llm_judge,
+    "p2-answers": p2_answers,
+    "p2-cross-encoder-v0": p2_cross_encoder_v0,
     "p1-answers": p1_answers,
     "p1-cross-entity": p1_cross_entity,
     "p1-headline": p1_headline,
