@@ -151,6 +151,22 @@ def test_rendered_results_blocks_are_current():
     assert render_results.render("<!-- render: p9 -->\nold\n<!-- /render -->")[1] == ["p9"]          # an unknown block is named, not dropped
 
 
+def test_every_results_table_is_rendered():
+    "Issue 39: a table of the results pages is generated from the envelopes (inside a render block), never typed by hand; every renderer is used."
+    import sys
+    sys.path.insert(0, str(ROOT / "tools"))
+    import render_results
+    used, loose = set(), {}
+    for p in ("docs/results.md", "docs/results-p1.md", "docs/results-p2.md", "docs/results-p3.md", "docs/performance.md"):
+        text = (ROOT / p).read_text(encoding="utf-8")
+        used |= set(re.findall(r"<!-- render: ([\w-]+) -->", text))
+        rest = re.sub(r"<!-- render: [\w-]+ -->\n.*?<!-- /render -->", "", text, flags=re.S)
+        rows = [l for l in rest.splitlines() if l.startswith("|")]
+        if rows: loose[p] = rows[0]
+    assert loose == {}, f"hand-typed tables on the results pages: {loose}; render them (tools/render_results.py)"
+    assert set(render_results.RENDERERS) == used, f"renderers no page uses: {set(render_results.RENDERERS) - used}"
+
+
 def test_readme_is_a_front_door():
     "Issue 39: what finrag is, the two commands, a CLI tour, one results table per paper and links; the journal lives in docs/results*.md."
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
