@@ -96,7 +96,7 @@ def test_ray_eval_graphrag_same_rows(stores, cluster, tmp_path):
     kw = dict(use_llm=False, n_bootstrap=200, modes=("vector", "graph", "vector@graph"))
     a = evaluate_graphrag(local, qs, **kw)
     ck = tmp_path/"rows.jsonl"
-    b = evaluate_graphrag(local, qs, engine="ray", workers=2, checkpoint=ck, **kw)
+    b = evaluate_graphrag(local, qs, engine=Engine("ray", workers=2), checkpoint=ck, **kw)
     timing = {"retrieval_s", "latency_s"}
     strip = lambda rows: [{k: v for k, v in r.items() if k not in timing} for r in rows]
     assert len(a["rows"]) == len(b["rows"]) == 8 * 3

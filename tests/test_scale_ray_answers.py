@@ -5,6 +5,7 @@ the server (their cache is a fresh folder). Data: the made-up sample."""
 import re
 import pytest
 from finrag.core import sample_news_path
+from finrag.scale import Engine
 from finrag.testing import completion
 
 ray = pytest.importorskip("ray", reason="the optional extra finrag[ray] (in the dev extra) is not installed")
@@ -34,7 +35,7 @@ def test_ray_eval_graphrag_with_answers(tmp_path, monkeypatch):
         n_local = fake.n_requests
         monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path/"cache-ray"))       # the actors start with an empty cache
         with ray_cluster(num_cpus=2):
-            b = evaluate_graphrag(store, qs, engine="ray", workers=2, **kw)
+            b = evaluate_graphrag(store, qs, engine=Engine("ray", workers=2), **kw)
         n_ray = fake.n_requests - n_local
     ans = lambda r: [(x["question_id"], x["mode"], x["answer"]) for x in r["rows"] if x["answered"]]
     assert len(ans(a)) == len(ans(b)) == 8 and ans(a) == ans(b)                     # 4 questions x 2 modes, the same answers

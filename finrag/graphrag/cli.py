@@ -236,7 +236,5 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     graph = dataclasses.asdict(graph)
     for key, v in graph.items():   # the settings' ranges (NaN, inf refused), named as the options
         if v is not None: check_range(GraphRAGSettings, key, v, option="--" + key.replace("_", "-"))
-    e = run.to_engine()
-    r = evaluate_graphrag(store, qs, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n, engine=e.name, address=e.address,
-                          workers=e.workers, **graph)
+    r = evaluate_graphrag(store, qs, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n, engine=run.to_engine(), **graph)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))

@@ -103,9 +103,7 @@ class EvalConfig:
     max_tokens: int = 200           # answer budget in tokens
     verify: bool = False            # answered rows: each sentence checked against its cited chunk (`verify_citations`), the copy rate
     verify_judge: object = None     # ... the judge (a `citation_judge` name, client or callable; None = `[graphrag] citation_judge`; engine 'ray': each worker's default)
-    engine: str = "local"           # 'local' | 'ray': questions spread over Ray actors (`finrag.scale.ray_map`)
-    address: str|None = None        # engine 'ray': a running cluster (default: a local one)
-    workers: int|None = None        # engine 'ray': actors (default: the cluster's CPUs)
+    engine: object = "local"        # 'local' | 'ray' | a `finrag.scale.Engine` (cluster address, actors): on Ray the questions are spread over actors (`ray_map`)
 
 def _eval_configs(config, graph, overrides:dict) -> tuple:
     "(EvalConfig, GraphRAGSettings) with `overrides` applied: a name of `EvalConfig` goes to it, any other to the graph's settings."
@@ -118,7 +116,9 @@ def _eval_configs(config, graph, overrides:dict) -> tuple:
     bad = [m for m in config.modes if m not in SYSTEMS + EXTRA_SYSTEMS]
     if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")
     modes = tuple(config.modes)
-    return replace(config, modes=modes, llm_modes=tuple(m for m in config.llm_modes if m in modes), ragas_metrics=tuple(config.ragas_metrics)), graph
+    from finrag.scale import Engine
+    return replace(config, modes=modes, llm_modes=tuple(m for m in config.llm_modes if m in modes), ragas_metrics=tuple(config.ragas_metrics),
+                   engine=Engine.of(config.engine)), graph
 
 def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       questions:list[Question],
@@ -140,11 +140,10 @@ def evaluate_graphrag(store,                       # a `NewsStore` or its folder
     from finrag.graphrag.ingest import NewsStore
     if not questions: raise InputError("no questions to evaluate", field="questions")
     cfg, graph = _eval_configs(config, graph, overrides)
-    from finrag.scale import check_engine, require_ray
-    if check_engine(cfg.engine) == "ray":
+    from finrag.scale import require_ray
+    if cfg.engine.ray:
         require_ray()
         if llm is not None or cfg.verify_judge is not None: raise InputError("engine 'ray' answers with each worker's default client (FINRAG_LLM_BASE_URL); pass llm=None and verify_judge=None", field="llm")
-    elif cfg.address or cfg.workers: raise InputError("--address and --workers need --engine ray", field="engine")
     st = store if isinstance(store, NewsStore) else NewsStore(store)
     try:
         rag = GraphRAG(st, config=graph)
@@ -233,7 +232,7 @@ def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint,
     from finrag.config import redact
     use_llm, ragas, llm_n, ragas_n, ragas_metrics, ragas_timeout = cfg.use_llm, cfg.ragas, cfg.llm_n, cfg.ragas_n, list(cfg.ragas_metrics), cfg.ragas_timeout
     modes, llm_modes, verify = cfg.modes, cfg.llm_modes, cfg.verify
-    if use_llm and cfg.engine == "local":
+    if use_llm and not cfg.engine.ray:
         from finrag.llm import get_llm
         llm = llm or get_llm()
         llm.chat([{"role": "user", "content": "Say OK."}], max_tokens=1, cache=False)   # warm-up: load the model now
@@ -255,11 +254,11 @@ def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint,
                                    f"{row['completion_tokens']} completion, {took}", flush=True)
             if ck: ck.write(json.dumps(row, ensure_ascii=False, default=float) + "\n"); ck.flush()
     try:
-        if cfg.engine == "ray":
+        if cfg.engine.ray:
             from finrag.scale import ray_map
             from functools import partial
             items = list(enumerate(questions))
-            size = max(1, math.ceil(len(items) / (4 * (cfg.workers or 2))))
+            size = max(1, math.ceil(len(items) / (4 * (cfg.engine.workers or 2))))
             shards = [items[j:j + size] for j in range(0, len(items), size)]
             def job(s):
                 mine = {q.id for _, q in s}
@@ -272,7 +271,7 @@ def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint,
             def arrived(j, outs):
                 for (_, q), out in zip(shards[j], outs): take(q, out)
                 if bar is not None: bar.update(len(outs))
-            ray_map(_ray_questions, jobs, setup=setup, workers=cfg.workers, address=cfg.address, on_result=arrived)
+            ray_map(_ray_questions, jobs, setup=setup, workers=cfg.engine.workers, address=cfg.engine.address, on_result=arrived)
             if bar is not None: bar.close()
         else:
             items = list(enumerate(questions))
@@ -325,7 +324,7 @@ def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint,
                 ragas_metrics=ragas_metrics if ragas is True else [], ragas_timeout=ragas_timeout, max_tokens=cfg.max_tokens, verify=verify,
                 verify_judge=cfg.verify_judge if isinstance(cfg.verify_judge, str) or cfg.verify_judge is None else type(cfg.verify_judge).__name__,
                 llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=redact(getattr(llm, "base_url", None)) if use_llm and getattr(llm, "base_url", None) else None,
-                store=str(st.path), n_bootstrap=cfg.n_bootstrap, seed=cfg.seed, engine=cfg.engine, workers=cfg.workers)
+                store=str(st.path), n_bootstrap=cfg.n_bootstrap, seed=cfg.seed, engine=cfg.engine.name, workers=cfg.engine.workers)
     pairs = {f"{a} vs {b}": compare_modes(rows, metrics + ["latency_s", "context_tokens"], a, b) for a, b in PAIRS if a in modes and b in modes}
     return dict(config=conf, n_questions=len(questions), counts=dict(Counter(q.type for q in questions)), metrics=metrics,
                 rows=rows, summary=summarise(rows, metrics + ["latency_s", "context_tokens", "prompt_tokens"], modes, cfg.n_bootstrap, cfg.seed),
