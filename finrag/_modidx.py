@@ -1179,6 +1179,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                     'finrag/lattice/search.py'),
                                        'finrag.lattice.search.TreeIndex.mask': ( 'lattice.search.html#treeindex.mask',
                                                                                  'finrag/lattice/search.py'),
+                                       'finrag.lattice.search._alpha': ('lattice.search.html#_alpha', 'finrag/lattice/search.py'),
                                        'finrag.lattice.search.leaf_score': ('lattice.search.html#leaf_score', 'finrag/lattice/search.py'),
                                        'finrag.lattice.search.path_relevance': ( 'lattice.search.html#path_relevance',
                                                                                  'finrag/lattice/search.py'),

@@ -18,9 +18,13 @@ PAGES = ("README.md", "docs/results.md", "docs/results-p1.md", "docs/results-p2.
 BLOCK = re.compile(r"(<!-- render: ([\w-]+) -->\n)(.*?)(<!-- /render -->)", re.S)
 
 
-def result(name: str) -> dict:
+def envelope(name: str) -> dict:
+    "The envelope of results/NAME.json (`finrag.protocol.read_record`)."
     from finrag.protocol import read_record
-    return read_record(ROOT / "results" / f"{name}.json")["result"]
+    return read_record(ROOT / "results" / f"{name}.json")
+
+
+def result(name: str) -> dict: return envelope(name)["result"]
 
 
 def ci(lo, hi, nd=3, sign=False) -> str:
@@ -174,7 +178,7 @@ def p2_ce_report() -> str:
 def p2_financerag() -> str:
     "The P2 experiment's held-out halves (nbs/experiments/p2_financerag.ipynb), labelled with what that run ran (its params), not what ships now."
     r = result("p2_financerag")
-    p, nd20 = read_params("p2_financerag"), r["ndcg@20"]
+    p, nd20 = envelope("p2_financerag")["params"], r["ndcg@20"]
     rows = {(x["dataset"], x["method"]): x for x in r["rows"]}
     names = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev"}
     head = " | ".join(f"{names[d]} ({rows[d, 'bm25']['n_queries']} q)" for d in p["datasets"])
@@ -188,11 +192,6 @@ def p2_financerag() -> str:
         cells = " | ".join(f"{rows[d, m]['ndcg@20']:.4f} ({rows[d, m]['ndcg@10']:.4f})" for d in p["datasets"])
         out.append(f"| {label.get(m, m)} | {cells} | {nd20[m]['mean']:.4f} |")
     return "\n".join(out) + "\n"
-
-
-def read_params(name: str) -> dict:
-    from finrag.protocol import read_record
-    return read_record(ROOT / "results" / f"{name}.json")["params"]
 
 
 def p2_bi_encoder() -> str:
@@ -331,7 +330,7 @@ def p3_hybrid() -> str:
             bcell = f"{m[best]['ndcg@10']:.3f}" + (f" ({base_name.get(best, best)})" if part == "test" else "")
             if part == "test":
                 lat = f"{m[emb]['ndcg@10']:.3f} ({d3(p[f'{emb} - dense'])} vs dense)"
-                plus = f"lattice++ (embedding)"
+                plus = "lattice++ (embedding)"
                 pcell = f"{m[plus]['ndcg@10']:.3f} ({d3(p[f'{plus} - dense'])} vs dense" + (f"; {d3(p[f'{plus} - {best}'])} vs best)" if best != "dense" else ")")
                 hyb, secs = "—", "—"
             else:

@@ -82,6 +82,10 @@ def leaf_score(parent_path:float, # the leaf's parent's path relevance
     return (1 - alpha) * parent_path + alpha * calibrated
 
 # %% ../../nbs/36_lattice.search.ipynb #01700815
+def _alpha(c:LatticeSettings) -> float:
+    "The path-score EMA's α of settings `c`: `path_alpha`, or 1 with path relevance off (the paper's ablation)."
+    return c.path_alpha if c.path_relevance else 1.0
+
 class LatticeSearch:
     "Best-first beam search of one query over a `TreeIndex` with calibrated scores and path relevance (public `InferSample`)."
     def __init__(self, index:TreeIndex, query:str,
@@ -94,7 +98,7 @@ class LatticeSearch:
         c = with_overrides(get_settings().lattice if config is None else config, overrides, "LatticeSearch")
         self.ix, self.query, self.scorer, self.max_slate, self.split_slates = index, query, scorer, c.max_slate, 0
         self.beam_size, self.num_leaf_calib, self.calibration = c.beam, c.num_leaf_calib, c.calibration
-        self.alpha = c.path_alpha if c.path_relevance else 1.0     # path relevance off: α = 1 (the paper's ablation)
+        self.alpha = _alpha(c)
         self.calib = calib or CalibModel(tau=c.pl_tau, lambda_mse=c.lambda_mse)
         seed = c.search_seed
         self.masked = index.mask(excluded)
@@ -321,7 +325,7 @@ class LatticeRetriever:
         self.tree = tree if isinstance(tree, SemanticTree) else SemanticTree.load(tree)
         self.index = TreeIndex.build(self.tree)
         self.beam, self.iterations, self.max_slate = lat.beam, lat.iterations, lat.max_slate
-        self.alpha = lat.path_alpha if lat.path_relevance else 1.0
+        self.alpha = _alpha(lat)
         self.num_leaf_calib, self.pl_tau, self.lambda_mse = lat.num_leaf_calib, lat.pl_tau, lat.lambda_mse
         self.calibration, self.seed, self.progress = lat.calibration, lat.search_seed, progress
         scorer = lat.scorer if scorer is None else scorer
