@@ -166,6 +166,8 @@ class LatticeSettings:
     path_relevance: bool                                       # search: the path-score EMA (false: α = 1, the "no path relevance" ablation)
     lambda_mse: float = valid(**_UNIT, what="in [0, 1]")       # search: the latent score model's MSE weight
     search_seed: int                                           # search: the seed of the reference-leaf sampling
+    pointwise_tokens: int = valid(0, what=">= 0 tokens (0 = no limit)")  # search, scorer=pointwise: prompt tokens per query, then the search stops
+    hybrid_tokens: int = valid(0, what=">= 0 tokens (0 = no limit)")     # search, scorer=hybrid: LLM prompt tokens per query, then the embeddings alone
     fusion: str = valid(choices=("rrf", "z"))                  # LATTICE++: how LATTICE's run is fused with BM25's and dense's
     fusion_weights: tuple = valid(0.0, 100.0, what="three numbers in [0, 100] (LATTICE, BM25, dense)")  # LATTICE++: the runs' weights
     fusion_rrf_k: float = valid(gt=0.0, what="> 0")            # LATTICE++ with fusion = rrf: the RRF constant

@@ -198,8 +198,8 @@ def p2_bi_encoder() -> str:
     "Stage 1 and dense retrieval with each embedder on the reporting halves (bench/bi_encoder.py)."
     m = result("train_bi_encoder")["report_ndcg@10"]["means"]
     corpora = list(m["stage1:minilm"])
-    n = result("train_cross_encoder")["report_ndcg@10"]      # the same halves (bench/cross_encoder.py's)
-    n = {c: n[f"{next(iter(result('train_cross_encoder')['candidates']))}-stage1"][c]["n"] for c in corpora}
+    ce = result("train_cross_encoder")                          # the same halves (bench/cross_encoder.py's)
+    n = {c: ce["report_ndcg@10"][f"{next(iter(ce['candidates']))}-stage1"][c]["n"] for c in corpora}
     emb = {"minilm": "packaged MiniLM fp32", "minilm-int8": "MiniLM int8", "ft-fp32": "fine-tuned fp32", "ft-int8": "fine-tuned int8"}
     out = ["| nDCG@10, reporting half | " + " | ".join(f"{c} (n = {n[c]})" for c in corpora) + " |", "|---" * (len(corpora) + 1) + "|"]
     for use in ("stage1", "dense"):

@@ -111,7 +111,7 @@ def _eval_configs(config, graph, overrides:dict) -> tuple:
     config = config or EvalConfig()
     mine = {k: v for k, v in overrides.items() if k in EvalConfig.__dataclass_fields__}
     graph = with_overrides(graph or get_settings().graphrag, {k: v for k, v in overrides.items() if k not in mine}, "evaluate_graphrag")
-    config = replace(config, **{k: v for k, v in mine.items() if v is not None})
+    config = with_overrides(config, mine, "evaluate_graphrag")
     if config.ragas not in (False, True, "offline"): raise InputError(f"ragas={config.ragas!r}: use False, 'offline' or True", field="ragas")
     bad = [m for m in config.modes if m not in SYSTEMS + EXTRA_SYSTEMS]
     if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")

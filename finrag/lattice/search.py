@@ -17,8 +17,8 @@ from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMS
 from types import SimpleNamespace
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SLATE_SCORERS', 'QUERY_TOKEN_BUDGET', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch',
-           'register_scorer', 'LatticeRetriever']
+__all__ = ['PATH_FLOOR', 'SLATE_SCORERS', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch', 'register_scorer',
+           'LatticeRetriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -302,9 +302,6 @@ register_scorer("hybrid", lambda o: RoutedScorer(EmbeddingScorer(o.embedder, des
                 "embeddings above [lattice] llm_docs documents, P(yes) below (a deviation)")
 register_scorer("ce", lambda o: CrossEncoderSlateScorer(embedder=o.embedder, desc=o.embed_desc, **o.kw), "finrag's trained cross-encoder at the leaves, embeddings above (no LLM)")
 
-# %% ../../nbs/36_lattice.search.ipynb #07b83c18
-QUERY_TOKEN_BUDGET = {"pointwise": 6000, "hybrid": 1500}   # default prompt tokens per query (pointwise ≈ 60 s on the 0.5B, 1 thread; hybrid: see p3_hybrid); others: no limit
-
 # %% ../../nbs/36_lattice.search.ipynb #a8814915
 class LatticeRetriever:
     "LATTICE search over a semantic tree as a retriever: `search(queries, k, excluded) -> run`; per-query cost in `query_stats`."
@@ -315,7 +312,7 @@ class LatticeRetriever:
                  scorer=None,                   # None = `[lattice] scorer`; a name of `SLATE_SCORERS` (pointwise, listwise, embedding, hybrid, ce; 'llm' = pointwise) or a (query, descs, leaf) -> SlateScores callable
                  *,
                  embedder=None,                 # for the embedding, hybrid and ce scorers
-                 token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = QUERY_TOKEN_BUDGET of the scorer (else no limit), 0 = no limit
+                 token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = the scorer's `[lattice] pointwise_tokens` / `hybrid_tokens` (others: no limit), 0 = no limit
                  progress:bool=True,
                  config:LatticeSettings|None=None, # the search's settings (beam, iterations, path_alpha, num_leaf_calib, pl_tau, max_slate, llm_docs, relevance,
                                                 # reasoning, embed_desc, calibration, path_relevance, lambda_mse, search_seed); None = `get_settings().lattice`
@@ -336,7 +333,7 @@ class LatticeRetriever:
                                 token_budget=token_budget, llm_docs=lat.llm_docs, settings=lat, kw=scorer_options or {})
             self.scorer = SLATE_SCORERS[scorer][0](o)
         else: raise InputError(f"scorer must be one of {', '.join(SLATE_SCORERS)} ('llm': pointwise) or a callable, got {scorer!r}", field="scorer")
-        if token_budget is None: token_budget = QUERY_TOKEN_BUDGET.get(getattr(self.scorer, "name", None))
+        if token_budget is None: token_budget = {"pointwise": lat.pointwise_tokens, "hybrid": lat.hybrid_tokens}.get(getattr(self.scorer, "name", None))
         self.token_budget = token_budget or None
         self.query_stats, self.searches = {}, {}
 
