@@ -57,7 +57,7 @@ def main():
         ds = load()
         qids = random.Random(0).sample(sorted(ds.queries), min(a.queries + 2, len(ds.queries)))
         pre = preprocess_dataset(ds.subset(qids), SHIPPED_PRERETRIEVAL)
-        hr = HierarchicalRetriever(ds.corpus, "bm25", None)          # query-side pre-retrieval timing only
+        hr = HierarchicalRetriever(ds.corpus, "bm25", "none")        # query-side pre-retrieval timing only
         res = {"docs": len(ds.corpus), "queries": len(qids) - 2}
         t = []
         for q in qids[2:]:

@@ -57,7 +57,7 @@ class MethodOptions:
     preretrieval:bool = typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: on for hierarchical; off for the baselines bm25, dense and hybrid; never for lattice).")
     llm_preretrieval:bool = typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords).")
     stage1:str = typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid (RRF) | zsum (standard scores)); default: [hierarchical] stage1 = zsum.")
-    stage2:str = typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 = none, stage 1 alone (no stage 2 beat it on every development half; maxsim measured best, nbs/24).")
+    stage2:str = typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 (the trained cross-encoder, chosen by finrag.protocol; none: stage 1 alone).")
     tree:Path = typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`.")
     scorer:str = typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation) | hybrid (embeddings above [lattice] llm_docs documents, P(yes) below; a deviation) | ce (finrag's trained cross-encoder at the leaves, embeddings above; no LLM); default: [lattice] scorer.")
 

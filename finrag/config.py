@@ -96,7 +96,7 @@ class GraphRAGSettings:
     article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
     lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
     verify: bool                                                             # `ask`/`demo`: check each answer sentence against the chunk it cites by default (only with a judge people agree with)
-    citation_judge: str = valid(choices=("lexical", "lexical+figures", "ce", "ce+lexical", "llm"))   # the citation check's judge (`finrag.graphrag.answer.citation_judge`)
+    citation_judge: str = valid(choices=("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm"))   # the citation check's judge (`finrag.graphrag.answer.citation_judge`)
 
 
 # %% ../nbs/01_config.ipynb #80fd290c
@@ -228,19 +228,42 @@ def _section(cls, cp, path, name):
     return cls(**vals)
 
 # %% ../nbs/01_config.ipynb #a1c9e0d4
-_URL_CRED = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
-_KV_SECRET = re.compile(r"(?i)\b(password|passwd|pwd|api[_-]?key|token|secret)=([^&\s'\",]+)")
+_URL_CRED = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'\\]+@")
+_VALUE = r"[^&\s'\",#\\]+"          # a value ends at &, space, a quote, a comma, # or a backslash (JSON's escapes stay intact)
+_KV_SECRET = re.compile(r"(?i)\b(password|passwd|pwd|api[_-]?key|apikey|(?:access|refresh|auth|api|id)[_-]?token|token|client[_-]?secret|secret)=" + _VALUE)
+_QS_KEY = re.compile(r"(?i)([?&;]key)=" + _VALUE)      # `key=` only in a query string (`sorted(key=...)` is code, not a secret)
+_AUTH = re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api-key)([\"']?\s*[:=]\s*[\"']?)((?:basic|bearer|digest|token|negotiate)\s+)?[^\s\"',;\\]+")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}")
 _SK = re.compile(r"\bsk-[A-Za-z0-9_-]{6,}")
+_SECRET_KEY = re.compile(r"(?i)(?:^|[_.-])(?:password|passwd|api[_-]?key|apikey|secret|authorization|credentials?)$|.[_-]token$")
 
-def redact(text, secrets=()) -> str:
-    "`text` with `user:pw@` in URLs, `password=`/`api_key=`/`token=` values, bearer tokens, `sk-...` keys and each of `secrets` replaced by `***`."
+def redact(text,          # a str (or any value: its str()), or a dict / list / tuple / set of them
+           secrets=()):   # more strings to hide wherever they occur (an API key, a password)
+    """`text` with each of `secrets` and every credential replaced by `***`: `user:pw@` in URLs, the values of
+    `password=`, `api_key=`, `access_token=`, `token=`, `secret=` and of a query string's `key=`, `Authorization:` (Basic,
+    Bearer, ...) and `X-Api-Key:` headers, bearer tokens and `sk-...` keys. A dict, list, tuple or set comes back with
+    the same shape, every string in it (keys too) redacted and the value of a key that names a secret (`api_key`,
+    `password`, `*_token`, `authorization`) `***`; numbers, booleans and None inside are kept. The one redaction of
+    finrag: messages, banners, results envelopes (`finrag.protocol.record`), executed notebooks, Ray's runtime env."""
+    if isinstance(text, (dict, list, tuple, set, frozenset)): return _redact_tree(text, secrets)
     s = str(text)
     for sec in secrets:
         if sec and len(str(sec)) >= 4 and sec != "not-needed": s = s.replace(str(sec), "***")
     s = _URL_CRED.sub(lambda m: m.group(1) + "***@", s)
     s = _KV_SECRET.sub(lambda m: m.group(1) + "=***", s)
+    s = _QS_KEY.sub(lambda m: m.group(1) + "=***", s)
+    s = _AUTH.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + "***", s)
     return _SK.sub("***", _BEARER.sub(lambda m: m.group(1) + "***", s))
+
+def _redact_tree(x, secrets):
+    if isinstance(x, str): return redact(x, secrets)
+    if isinstance(x, dict):
+        return {_redact_tree(k, secrets): "***" if isinstance(k, str) and _SECRET_KEY.search(k) and isinstance(v, str) and v
+                else _redact_tree(v, secrets) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set, frozenset)):
+        vals = [_redact_tree(v, secrets) for v in x]
+        return type(x)(*vals) if hasattr(x, "_fields") else type(x)(vals)       # a namedtuple takes its fields one by one
+    return x                                                   # a number, bool, None, a numpy value: no text to hide
 
 def _check_ranges(secs:dict, path):
     "`InputError` naming the file, section, key, value and the allowed range for the first value out of its declared range (`valid`; NaN and inf included)."
@@ -294,7 +317,7 @@ def settings_path() -> Path:
 
 # %% ../nbs/01_config.ipynb #ad359c89
 def load_settings(path=None) -> Settings:
-    "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem."
+    "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem (an unknown section or key included)."
     path = Path(path or settings_path())
     if not path.exists(): raise InputError("settings file not found (set FINRAG_SETTINGS or run from the project)", path=path)
     if path.is_dir(): raise InputError("is a folder: FINRAG_SETTINGS names the settings file itself (e.g. settings.ini)", path=path)
@@ -302,6 +325,10 @@ def load_settings(path=None) -> Settings:
     try: cp.read(path, encoding="utf-8")
     except configparser.Error as e: raise InputError(f"not a valid INI file: {e}", path=path) from None
     except UnicodeDecodeError as e: raise InputError(f"not a UTF-8 text file (byte {e.start}: {e.reason})", path=path) from None
+    for s in cp.sections():              # a section finrag does not read (a typo, or [GraphRAG]: names are case-sensitive) is an error
+        if s not in _SECTIONS:
+            hint = f" (section names are lower-case: [{s.lower()}])" if s.lower() in _SECTIONS else ""
+            raise InputError(f"unknown section [{s}]{hint}; known: {', '.join(f'[{k}]' for k in _SECTIONS)}", path=path, field=s)
     secs = {k: _section(cls, cp, path, k) for k, cls in _SECTIONS.items()}
     _check_ranges(secs, path)
     env = os.environ.get

@@ -32,6 +32,15 @@ def _need(obj, key, path, row, where=""):
     try: return obj[key]
     except (KeyError, TypeError, IndexError): raise InputError(f"missing key '{where}{key}'", path, row, f"{where}{key}") from None
 
+_KINDS = {list: "a list", dict: "an object", str: "a string", int: "an integer"}
+
+def _typed(obj, key, typ, path, row, where=""):
+    "`_need`, and an `InputError` naming the key path unless the value is a `typ` (`list`, `dict`, `str`, `int`; a bool is no int)."
+    v = _need(obj, key, path, row, where)
+    if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+        raise InputError(f"'{where}{key}' must be {_KINDS[typ]}, got {type(v).__name__} {json.dumps(v)[:40]}", path, row, f"{where}{key}")
+    return v
+
 def _load_json(path, what):
     path = require_file(path, what)
     try: return json.loads(path.read_text(encoding="utf-8-sig"))
@@ -48,13 +57,15 @@ def tatqa_to_beir(json_path,           # a raw TAT-QA file, e.g. tatqa_dataset_d
     if not isinstance(data, list): raise InputError("expected a JSON list of contexts", path)
     corpus, queries, qrels = {}, {}, {}
     for i, ctx in enumerate(data, 1):
-        uid = str(_need(_need(ctx, "table", path, i), "uid", path, i, "table."))
-        _need(ctx["table"], "table", path, i, "table.")
-        for j, p in enumerate(_need(ctx, "paragraphs", path, i)):
-            for k in ("order", "text"): _need(p, k, path, i, f"paragraphs[{j}].")
+        if not isinstance(ctx, dict): raise InputError(f"a context must be an object, got {type(ctx).__name__}", path, i)
+        uid = str(_need(_typed(ctx, "table", dict, path, i), "uid", path, i, "table."))
+        for r, cells in enumerate(_typed(ctx["table"], "table", list, path, i, "table.")):
+            if not isinstance(cells, list): raise InputError(f"a table row must be a list of cells, got {type(cells).__name__}", path, i, f"table.table[{r}]")
+        for j, p in enumerate(_typed(ctx, "paragraphs", list, path, i)):
+            _typed(p, "order", int, path, i, f"paragraphs[{j}]."); _typed(p, "text", str, path, i, f"paragraphs[{j}].")
         if uid in corpus: raise InputError(f"duplicate table uid {uid!r}", path, i, "table.uid")
         corpus[uid] = {"title": "", "text": tatqa_document(ctx)}
-        for j, q in enumerate(_need(ctx, "questions", path, i)):
+        for j, q in enumerate(_typed(ctx, "questions", list, path, i)):
             qid, text = str(_need(q, "uid", path, i, f"questions[{j}].")), _need(q, "question", path, i, f"questions[{j}].")
             if not str(text).strip(): raise InputError("empty question", path, i, f"questions[{j}].question")
             if qid in queries: raise InputError(f"duplicate question uid {qid!r}", path, i, f"questions[{j}].uid")

@@ -10,8 +10,8 @@ from pathlib import Path
 from .core import FinragError, InputError, project_root
 
 # %% auto #0
-__all__ = ['SOURCES', 'data_root', 'RemoteFile', 'DataSource', 'register_source', 'source_for', 'file_status', 'data_table',
-           'have', 'have_data', 'present_sha256', 'download_file', 'get']
+__all__ = ['SOURCES', 'RACY_NS', 'data_root', 'RemoteFile', 'DataSource', 'register_source', 'source_for', 'file_status',
+           'data_table', 'have', 'have_data', 'present_sha256', 'download_file', 'get']
 
 # %% ../nbs/02c_download.ipynb #21e50e7e
 def data_root(root=None) -> Path:
@@ -138,9 +138,11 @@ register_source("finer-ord", [
 
 # %% ../nbs/02c_download.ipynb #97a78b90
 def source_for(name:str) -> DataSource:
-    "The source of dataset `name` (a `SOURCES` key, or a `finrag.datasets.DATASETS` key such as `bright-pony`); `InputError` listing the known ones."
+    "The source of dataset `name` (a `SOURCES` key, or `bright-<domain>` for one of BRIGHT's 12 domains such as `bright-pony`); `InputError` listing the known ones."
     n = str(name).strip().lower()
-    if n.startswith("bright-"): n = "bright"
+    if n.startswith("bright-"):
+        if n[7:] not in _BRIGHT: raise InputError(f"unknown BRIGHT domain {name!r}: choose one of {', '.join('bright-' + d for d in _BRIGHT)}", field="dataset")
+        n = "bright"
     if n not in SOURCES: raise InputError(f"unknown dataset {name!r}: choose one of {', '.join(SOURCES)}", field="dataset")
     return SOURCES[n]
 
@@ -195,23 +197,28 @@ def _sha_sidecar(p:Path) -> Path: return p.with_name(f".{p.name}.sha256")
 
 def _stamp(p:Path) -> list:
     st = p.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]   # ctime: an in-place write whose mtime was set back (touch -r, cp -p) still shows
+
+RACY_NS = 2_000_000_000   # a record made less than 2 s after the file last changed is not trusted: a write in the same clock tick keeps the times
 
 def present_sha256(p) -> str:
-    "SHA-256 hex of the file at `p`, from the sidecar `.<name>.sha256` when the file's size, mtime and inode are those it recorded, else computed (and recorded)."
+    """SHA-256 hex of the file at `p`, from the sidecar `.<name>.sha256` when the file's size, mtime, inode and ctime are
+    those it recorded (and it was recorded at least `RACY_NS` after the file's last change), else computed and recorded."""
     p = Path(p)
     side = _sha_sidecar(p)
     try:
-        rec = json.loads(side.read_text())
-        if rec.get("stamp") == _stamp(p): return rec["sha256"]
-    except (OSError, ValueError, KeyError, AttributeError): pass
+        rec, st = json.loads(side.read_text()), _stamp(p)
+        if rec.get("stamp") == st and rec.get("at", 0) - max(st[1], st[3]) >= RACY_NS: return rec["sha256"]
+    except (OSError, ValueError, KeyError, AttributeError, TypeError): pass
+    before = _stamp(p)
     with open(p, "rb") as fh: h = hashlib.file_digest(fh, "sha256").hexdigest()
-    _remember_sha256(p, h)
+    if _stamp(p) == before: _remember_sha256(p, h, before)   # changed while being hashed: nothing recorded
     return h
 
-def _remember_sha256(p:Path, h:str):
+def _remember_sha256(p:Path, h:str, stamp:list|None=None):
+    import time
     from finrag.core import atomic_write
-    try: atomic_write(_sha_sidecar(p), json.dumps({"sha256": h, "stamp": _stamp(p)}).encode())
+    try: atomic_write(_sha_sidecar(p), json.dumps({"sha256": h, "stamp": stamp or _stamp(p), "at": time.time_ns()}).encode())
     except (OSError, FinragError): pass                   # a read-only data root: hashed again next time
 
 # %% ../nbs/02c_download.ipynb #7c78bc04
@@ -224,10 +231,11 @@ def download_file(f:RemoteFile,          # what to fetch and check
 
     Streams to `<path>.part`, resumes an existing `.part` with `Range: bytes=N-` (a 200 answer restarts it), checks the
     SHA-256, then `os.replace`s it into place. `FinragError` (one line naming the URL) on an HTTP error, an
-    unreachable host, a stalled or cut transfer (the `.part` is kept: run again to resume) or a checksum mismatch (the
-    download is removed). A file present with the right size is hashed (`present_sha256`, cached by size, mtime and
-    inode) before it is called present; a lock per file (`<path>.lock`) makes concurrent calls wait for each other;
-    the `.part` is opened without following a symbolic link."""
+    unreachable host, a stalled or cut transfer (the `.part` is kept: run again to resume), a server that announces or
+    sends more than `f.size` bytes (stopped there, the download removed) or a checksum mismatch (the download is
+    removed). A file present with the right size is hashed (`present_sha256`, cached by size, mtime, inode and ctime)
+    before it is called present; a lock per file (`<path>.lock`) makes concurrent calls wait for each other; the `.part`
+    is opened without following a symbolic link."""
     from filelock import FileLock
     dest = data_root(root)/f.path
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -238,6 +246,11 @@ def download_file(f:RemoteFile,          # what to fetch and check
                 raise FinragError(f"{dest} is present but its SHA-256 is {h[:12]}…, not {f.sha256[:12]}… ({f.url}): remove it and run again")
             return dest
         return _fetch(f, dest, progress, timeout)
+
+def _too_big(f:RemoteFile, part:Path, n:int, verb:str) -> FinragError:
+    "The error of a server that announces or sends more than `f.size` bytes; the `.part` is removed."
+    part.unlink(missing_ok=True)
+    return FinragError(f"{f.url} {verb} {'at least ' if verb == 'sent' else ''}{n:,} bytes, more than the expected {f.size:,}: the download was stopped and removed")
 
 def _fetch(f:RemoteFile, dest:Path, progress:bool, timeout:float) -> Path:
     import httpx
@@ -252,13 +265,17 @@ def _fetch(f:RemoteFile, dest:Path, progress:bool, timeout:float) -> Path:
             with httpx.stream("GET", f.url, headers=headers, timeout=timeout, follow_redirects=True) as r:
                 if r.status_code not in (200, 206): raise FinragError(f"could not download {f.url}: HTTP {r.status_code}")
                 if r.status_code == 200: start = 0                      # the server ignored Range: start over
+                n = r.headers.get("Content-Length")
+                if n and n.isdigit() and start + int(n) > f.size: raise _too_big(f, part, start + int(n), "announces")
                 flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if start else os.O_TRUNC)
                 try: fd = os.open(part, flags, 0o644)      # never through a link planted at the .part path
                 except OSError as e: raise FinragError(f"cannot write {part} ({e.strerror}): remove it and run again") from None
                 with os.fdopen(fd, "ab" if start else "wb") as out, \
                      tqdm(total=f.size, initial=start, unit="B", unit_scale=True, desc=Path(f.path).name, disable=not progress, file=sys.stderr) as bar:
-                    for b in r.iter_raw():                                  # every byte received reaches the .part
-                        out.write(b); bar.update(len(b))
+                    got = start
+                    for b in r.iter_raw():                                  # every byte received reaches the .part, up to the expected size
+                        if got + len(b) > f.size: out.close(); raise _too_big(f, part, got + len(b), "sent")
+                        out.write(b); bar.update(len(b)); got += len(b)
     except httpx.HTTPError as e:
         got = part.stat().st_size if part.is_file() else 0
         raise FinragError(f"download of {f.url} stopped after {got:,} of {f.size:,} bytes ({type(e).__name__}); run the command again to resume") from None

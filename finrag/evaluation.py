@@ -120,14 +120,17 @@ def _llm_cost(retr) -> dict:
             "completion_tokens_per_query": mean("completion_tokens")}
 
 def _ray_search(retr, method, ds, options:dict, qids:list, batch:int, k:int, excluded, engine) -> dict:
-    "The query loop of `eval_retrieval` on Ray: shards of at most `batch` queries (at least one per worker) searched by `ray_map` actors; the merged run. Per-query LLM costs (`query_stats`) come back into `retr`."
+    """The query loop of `eval_retrieval` on Ray: shards of at most `batch` queries (at least one per worker) searched by
+    `ray_map` actors; the merged run. A method (its name or `Method`, as the CLI passes it) is rebuilt in each actor from
+    the `Method` itself (pickled: no registry needed there); a retriever object is pickled as is. Per-query LLM costs
+    (`query_stats`) come back into `retr`."""
     import os
     from finrag.scale import ray_map
     workers = engine.workers
     size = max(1, min(batch, -(-len(qids) // (workers or os.cpu_count() or 1))))
     parts = [{q: ds.queries[q] for q in qids[i:i + size]} for i in range(0, len(qids), size)]
-    name, corpus = (method if isinstance(method, str) else None), ds.corpus
-    setup = (lambda: make_retriever(name, corpus, **options)) if name else (lambda: method)
+    m, corpus = (get_method(method) if isinstance(method, (str, Method)) else None), ds.corpus
+    setup = (lambda: make_retriever(m, corpus, **options)) if m is not None else (lambda: method)
     def search(r, part):
         qs = getattr(r, "query_stats", None)
         return r.search(part, k=k, excluded=excluded), ({q: qs[q] for q in part if q in qs} if isinstance(qs, dict) else {})

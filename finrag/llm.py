@@ -13,7 +13,7 @@ from .core import FinragError, InputError, LLMError
 from .config import get_settings, redact
 from . import llm_server as _server
 from .llm_server import LLMTier, TIERS, _RUNNING, local_server
-from .llm_transport import _Deadline, _TooLarge, _BadBody, _StreamBroken, _retryable, _retry_after, _llm_error, _check_url, _check_messages, _JSON_MODES, _json_request, _BadLogprobs, _token_logprobs, _cache_key, open_cache, _Watchdog, _watch, _read_stream
+from .llm_transport import _Deadline, _TooLarge, _BadBody, _StreamBroken, _retryable, _retry_after, _llm_error, _check_url, _check_messages, _JSON_MODES, _json_request, _BadLogprobs, _token_logprobs, _cache_key, open_cache, _Watchdog, _watch, _read_stream, answer_char_cap
 
 # %% auto #0
 __all__ = ['USAGE_KEYS', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'LLMClient', 'chat_many',
@@ -208,9 +208,11 @@ class LLMClient:
         try: out = json.loads(bytes(buf))
         except ValueError: raise _BadBody(ctype, bytes(buf[:200])) from None
         if not isinstance(out, dict) or not isinstance(out.get("choices"), list): raise _BadBody(ctype, bytes(buf[:200]))
-        if on_token is not None and out["choices"]:               # a server that ignored stream=True
-            text = ((out["choices"][0] or {}).get("message") or {}).get("content")
-            if text: on_token(text)
+        text = ((out["choices"][0] or {}).get("message") or {}).get("content") if out["choices"] else None
+        cap_chars = answer_char_cap(req.get("max_tokens"))        # the streamed answer's bound, held here too
+        if isinstance(text, str) and cap_chars is not None and len(text) > cap_chars:
+            raise _TooLarge(cap_chars, len(text), req.get("max_tokens"), streamed=False)
+        if on_token is not None and text: on_token(text)         # a server that ignored stream=True
         return out
 
     def _wait(self, state) -> float:

@@ -81,18 +81,20 @@ def _sidecar(path:Path, cache_dir=None) -> Path:
     return d/"hashes"/f"{stable_id(str(path.resolve()), n=12)}-{path.name}.json"
 
 def _stat_key(path:Path) -> dict:
-    st = path.stat(); return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    st = path.stat(); return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}   # a file replaced by another (a rename) has a new inode
 
 def _write_sidecar(path:Path, sha:str, cache_dir=None):
     sc = _sidecar(path, cache_dir); sc.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(sc, json.dumps({"path": str(path), **_stat_key(path), "sha256": sha}).encode())
 
 def file_sha256(path, cache_dir=None, progress:bool=False) -> str:
-    "SHA-256 (hex) of a file, remembered in a sidecar JSON (size, mtime, hash) so an unchanged file is read once, not at every start."
+    """SHA-256 (hex) of a file, remembered in a sidecar JSON (size, mtime, inode, hash) so an unchanged file is read once,
+    not at every start: the GGUF tiers and the ONNX models (`finrag.model_files.verify_model_folder`) use it."""
     path = Path(path); sc = _sidecar(path, cache_dir)
     try:
         rec = json.loads(sc.read_text())
-        if {k: rec.get(k) for k in ("size", "mtime_ns")} == _stat_key(path): return rec["sha256"]
+        key = _stat_key(path)
+        if {k: rec.get(k) for k in key} == key: return rec["sha256"]
     except (OSError, ValueError, KeyError): pass
     h = hashlib.sha256()
     with _bar(path.stat().st_size, f"sha256 {path.name}", progress) as bar, path.open("rb") as f:

@@ -11,17 +11,25 @@ from .core import InputError, LLMError, stable_id
 from .config import redact
 
 # %% auto #0
-__all__ = ['STREAM_CHARS_PER_TOKEN', 'open_cache']
+__all__ = ['ANSWER_CHARS_PER_TOKEN', 'answer_char_cap', 'open_cache']
 
 # %% ../nbs/04a_llm_transport.ipynb #e38db8da
 class _Deadline(Exception):
     "An attempt ran past its total deadline (`timeout` seconds), whatever the server was still sending."
 
 class _TooLarge(Exception):
-    "The response body passed `max_response_bytes` (or a streamed answer far more text than its `max_tokens` allows): refused, not retried, never cached."
-    def __init__(self, limit:int, seen:int, max_tokens:int|None=None): self.limit, self.seen, self.max_tokens = limit, seen, max_tokens
+    "The response body passed `max_response_bytes` (or an answer far more text than its `max_tokens` allows, `answer_char_cap`): refused, not retried, never cached."
+    def __init__(self, limit:int, seen:int, max_tokens:int|None=None, streamed:bool=True):
+        self.limit, self.seen, self.max_tokens, self.streamed = limit, seen, max_tokens, streamed
 
-STREAM_CHARS_PER_TOKEN = 32   # a streamed answer longer than this many characters per requested token is refused as it arrives
+ANSWER_CHARS_PER_TOKEN = 32   # an answer longer than this many characters per requested token is refused (streamed: as it arrives)
+
+def answer_char_cap(max_tokens:int|None) -> int|None:
+    """The most characters an answer of at most `max_tokens` tokens may hold: `ANSWER_CHARS_PER_TOKEN` per token (no
+    tokenizer's token is that long: WordPiece caps a word at 100 characters, BPE merges far less), None without a
+    budget. One bound for the streamed answer (`_read_stream`, as it arrives) and the non-streamed one (`LLMClient`):
+    a server that ignores `max_tokens` is refused either way."""
+    return ANSWER_CHARS_PER_TOKEN * int(max_tokens) if max_tokens else None
 
 class _BadBody(Exception):
     "HTTP 200 whose body is not an OpenAI chat completion (malformed JSON, an HTML page, a broken stream)."
@@ -51,8 +59,8 @@ def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), de
     n = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(e, _StreamBroken): e = e.cause
     if isinstance(e, _TooLarge) and e.max_tokens:
-        msg = (f"LLM server at {url} streamed more than {e.limit:,} characters for an answer of at most {e.max_tokens} tokens "
-               "(refused as it arrived, not cached): the server does not honour max_tokens")
+        msg = (f"LLM server at {url} {'streamed' if e.streamed else 'sent'} more than {e.limit:,} characters for an answer of at most "
+               f"{e.max_tokens} tokens (refused{' as it arrived' if e.streamed else ''}, not cached): the server does not honour max_tokens")
     elif isinstance(e, _TooLarge):
         msg = (f"LLM server at {url} sent a response of more than {e.limit:,} bytes (refused, not cached); "
                "raise [models] llm_max_response_bytes if answers this long are expected")
@@ -227,10 +235,10 @@ def _sse_lines(resp, end:float, cap:int):
     if buf: yield buf.rstrip(b"\r").decode("utf-8", "replace")
 
 def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000, max_tokens:int|None=None) -> dict:
-    """Read OpenAI server-sent events until `[DONE]` (or `end`, or `cap` bytes, or more than `STREAM_CHARS_PER_TOKEN` ×
-    `max_tokens` characters of text), passing each content piece to `on_token`; a completion-shaped dict."""
+    """Read OpenAI server-sent events until `[DONE]` (or `end`, or `cap` bytes, or more than `answer_char_cap(max_tokens)`
+    characters of text), passing each content piece to `on_token`; a completion-shaped dict."""
     pieces, usage, model, timings, first, ctype = [], None, None, None, None, resp.headers.get("content-type")
-    max_chars, n_chars = (STREAM_CHARS_PER_TOKEN * max_tokens if max_tokens else None), 0
+    max_chars, n_chars = answer_char_cap(max_tokens), 0
     try:
         for line in _sse_lines(resp, end, cap):
             if not line.startswith("data:"): continue

@@ -10,7 +10,42 @@ import finrag.hierarchical.pipeline   # noqa: F401 -- P2: hierarchical; pre-retr
 import finrag.lattice.plus            # noqa: F401 -- P3: lattice, lattice++
 
 # %% auto #0
-__all__ = ['METHODS', 'Method', 'eval_retrieval', 'get_method', 'make_retriever', 'methods', 'register_method']
+__all__ = ['LLM_FREE', 'method_table', 'METHODS', 'Method', 'eval_retrieval', 'get_method', 'make_retriever', 'methods',
+           'register_method']
 
 # %% ../nbs/89_methods.ipynb #c89a0005
 _all_ = ["METHODS", "Method", "eval_retrieval", "get_method", "make_retriever", "methods", "register_method"]   # the core's registry, re-exported
+
+# %% ../nbs/89_methods.ipynb #c89a0009
+LLM_FREE = {"bm25": ("bm25", {}), "dense": ("dense", {}), "hybrid": ("hybrid", {}), "hierarchical": ("hierarchical", {}),
+            "lattice (embedding)": ("lattice", {"scorer": "embedding"}),
+            "lattice++ (embedding)": ("lattice++", {"scorer": "embedding"})}   # {row label: (method, options)}: every method without an LLM
+
+def method_table(ds,                     # a `BeirDataset` with qrels
+                 methods:dict|None=None, # {row label: (method name, options)}; None: `LLM_FREE`
+                 groups:dict|None=None,  # {query id: group}: a column of mean nDCG@k per group
+                 tree=None,              # the tree of the methods that search one (LATTICE); None: one built without an LLM
+                 k:int=10):              # the nDCG cut-off
+    """nDCG@k of each method on the judged queries of `ds`, one `eval_retrieval` each with the method's defaults
+    (pre-retrieval, stages): a DataFrame with a row per method and the columns 'all', each group (sorted) and 'ran'
+    (the retriever as it ran); `attrs['n']`: the queries of each column. The default tree: `build_tree` top-down with
+    k-means partitions and extractive summaries (seconds). `InputError` for an unknown method or option."""
+    import inspect
+    import numpy as np, pandas as pd
+    methods = LLM_FREE if methods is None else methods
+    takes_tree = {m for m, _ in methods.values() if "tree" in inspect.signature(get_method(m).builder).parameters}
+    if takes_tree and tree is None:
+        from finrag.lattice.build import build_tree
+        tree = build_tree(ds.corpus, "top-down", summarizer="extractive", doc_summarizer="extractive", partitioner="kmeans", progress=False)
+    judged, groups = list(ds.judged().queries), groups or {}
+    names = sorted({groups[q] for q in judged if q in groups})
+    rows = {}
+    for label, (m, opts) in methods.items():
+        r = eval_retrieval(ds, m, k=(k,), recall_k=(100,), **({"tree": tree} if m in takes_tree else {}), **opts)
+        pq = {q: v[f"ndcg@{k}"] for q, v in r.per_query.items()}
+        rows[label] = {"all": r.metrics[f"ndcg@{k}"], **{g: float(np.mean([pq[q] for q in judged if groups.get(q) == g])) for g in names},
+                       "ran": r.method}
+    tab = pd.DataFrame.from_dict(rows, orient="index")
+    tab.attrs["n"] = {"all": len(judged), **{g: sum(groups.get(q) == g for q in judged) for g in names}}
+    return tab
+

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from .core import InputError, ModelUnavailableError, stable_id
 from .config import get_settings
+from .model_files import _fix, _json_file, _load_tokenizer, _max_positions, _onnx_session, _whole, onnx_only, verify_model_folder
 
 _log = logging.getLogger(__name__)
 
@@ -56,11 +57,10 @@ def _st_pooling_ok(path:Path) -> bool:
     "True when the sentence-transformers folder `path` is Transformer → mean pooling (→ Normalize): what `OnnxEncoder` computes."
     mods = path/"modules.json"
     if not mods.exists(): return True                         # a plain HF folder: sentence-transformers adds mean pooling
-    import json
-    for m in json.loads(mods.read_text()):
-        t = m.get("type", "")
+    for m in _json_file(mods, "bi-encoder", list):
+        t = m.get("type", "") if isinstance(m, dict) else ""
         if t.endswith("Pooling"):
-            cfg = json.loads((path/m["path"]/"config.json").read_text())
+            cfg = _json_file(path/str(m.get("path", ""))/"config.json", "bi-encoder")
             if "pooling_mode" in cfg:                   # sentence-transformers >= 6: {"pooling_mode": "mean", ...}
                 if cfg["pooling_mode"] != "mean": return False
             elif not cfg.get("pooling_mode_mean_tokens") or any(v for k, v in cfg.items() if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens"): return False
@@ -68,12 +68,15 @@ def _st_pooling_ok(path:Path) -> bool:
     return True
 
 def _max_seq_length(path:Path) -> int:
-    import json
+    "The tokens a sentence encoder reads: `sentence_bert_config.json` max_seq_length, else the least of the tokenizer's and the model's limits; `ModelUnavailableError` for an unreadable or insane config."
     p = path/"sentence_bert_config.json"
-    if p.exists() and (n := json.loads(p.read_text()).get("max_seq_length")): return int(n)
-    tc = json.loads((path/"tokenizer_config.json").read_text()) if (path/"tokenizer_config.json").exists() else {}
-    mc = json.loads((path/"config.json").read_text())
-    return int(min(tc.get("model_max_length", 512) or 512, mc.get("max_position_embeddings", 512)))
+    n = _json_file(p, "bi-encoder").get("max_seq_length") if p.exists() else None
+    if n is None:
+        tc = _json_file(path/"tokenizer_config.json", "bi-encoder") if (path/"tokenizer_config.json").exists() else {}
+        tm = tc.get("model_max_length")
+        n = int(min(tm if isinstance(tm, (int, float)) and not isinstance(tm, bool) and tm >= 1 else 512, _max_positions(path, "bi-encoder")))
+    if not _whole(n, 1, 1 << 20): raise ModelUnavailableError(f"{p}: max_seq_length = {n!r} is not a positive whole number: {_fix('bi-encoder')}")
+    return n
 
 MAX_CHARS_PER_TOKEN = 100   # WordPiece's `max_input_chars_per_word`: a longer word is one [UNK], so no token spans more characters
 
@@ -93,6 +96,8 @@ def export_transformer(path,            # a local transformers model folder (a s
     'last_hidden_state', the output's name."""
     import torch, warnings
     from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()                      # no "Loading weights" bar before a command's first line (the export runs once)
     cfg = AutoConfig.from_pretrained(str(path))
     ce = bool(cfg.architectures and any(a.endswith("ForSequenceClassification") for a in cfg.architectures))
     m = (AutoModelForSequenceClassification if ce else AutoModel).from_pretrained(str(path), attn_implementation="eager").eval()
@@ -118,8 +123,7 @@ def onnx_export(path,            # a local sentence-transformers (or plain BERT-
     only `model.onnx` (an export of `finrag.train.export_onnx`, e.g. int8) is returned as is."""
     from filelock import FileLock
     path = Path(path)
-    if (path/"model.onnx").exists() and not any((path/f).exists() for f in ("model.safetensors", "pytorch_model.bin")):
-        return path/"model.onnx"                          # a shipped ONNX folder (`finrag.train.export_onnx`): use it as is
+    if onnx_only(path): return path/"model.onnx"          # a shipped ONNX folder (`finrag.train.export_onnx`): use it as is (verified by the loader)
     w = next((path/f for f in ("model.safetensors", "pytorch_model.bin") if (path/f).exists()), None)
     if w is None: raise ModelUnavailableError(f"{path}: no model.safetensors / pytorch_model.bin to export to ONNX")
     st = w.stat()
@@ -138,20 +142,18 @@ def onnx_export(path,            # a local sentence-transformers (or plain BERT-
 class OnnxEncoder:
     """Mean-pooled, L2-normalised sentence embeddings from an ONNX export run by ONNX Runtime (all graph optimisations,
     fp32) with the model's fast tokenizer — no torch at query time. Texts are batched in order of length, so a batch
-    pads to similar lengths (sentence-transformers does the same)."""
+    pads to similar lengths (sentence-transformers does the same). An ONNX folder of `finrag.train.export_onnx` is
+    verified first (`finrag.model_files.verify_model_folder(path, 'bi-encoder')`, nbs/03a_model_files)."""
     def __init__(self, path, threads:int=0):
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
         path = Path(path)
+        if onnx_only(path): verify_model_folder(path, "bi-encoder")
         if not (path/"tokenizer.json").exists(): raise ModelUnavailableError(f"{path}: no tokenizer.json (a fast tokenizer) for the ONNX backend")
         if not _st_pooling_ok(path): raise ModelUnavailableError(f"{path}: pooling is not plain mean pooling; use the torch backend")
-        self.tok = Tokenizer.from_file(str(path/"tokenizer.json"))
+        self.tok = _load_tokenizer(path, "bi-encoder")
         self.max_tokens = _max_seq_length(path)
         self.tok.enable_truncation(self.max_tokens)
         self.tok.enable_padding(pad_id=self.tok.token_to_id("[PAD]") or 0)
-        so = ort.SessionOptions(); so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.intra_op_num_threads = threads; so.log_severity_level = 3
-        self.session = ort.InferenceSession(str(onnx_export(path)), so, providers=["CPUExecutionProvider"])
+        self.session = _onnx_session(onnx_export(path), threads, "bi-encoder")
 
     def encode(self, texts:list[str], batch_size:int=64) -> np.ndarray:
         "(n, dim) float32 rows, L2-normalised."
@@ -172,21 +174,17 @@ class OnnxCrossEncoder:
     """A cross-encoder run by ONNX Runtime from a folder of `finrag.train.export_onnx` (`model.onnx`, int8 or fp32, and
     `tokenizer.json`): `predict(pairs)` gives the sigmoid of its one logit per (query, document) pair, as
     sentence-transformers' `CrossEncoder.predict` does, with no torch. Pairs are truncated to `max_length` tokens
-    (the longer side first) and batched in order of length."""
+    (the longer side first) and batched in order of length. The folder is verified first (`finrag.model_files.verify_model_folder(path,
+    'cross-encoder')`: its record, kind, SHA-256 and configs; nbs/03a_model_files); `ModelUnavailableError` (one line) when it fails."""
     def __init__(self, path, max_length:int|None=None, threads:int=0):
-        import json, onnxruntime as ort
-        from tokenizers import Tokenizer
         path = Path(path)
-        for f in ("model.onnx", "tokenizer.json"):
-            if not (path/f).exists(): raise ModelUnavailableError(f"{path}: no {f} (export a trained cross-encoder with finrag.train.export_onnx)")
-        rec = json.loads((path/"finrag_train.json").read_text()) if (path/"finrag_train.json").exists() else {}
-        self.max_length = int(max_length or rec.get("max_length") or 512)
-        self.tok = Tokenizer.from_file(str(path/"tokenizer.json"))
+        info = verify_model_folder(path, "cross-encoder")
+        if max_length is not None and not _whole(max_length, 1, 1 << 20): raise InputError(f"max_length = {max_length!r}: a whole number of tokens >= 1", field="max_length")
+        self.max_length = int(max_length or info["max_length"] or 512)
+        self.tok = _load_tokenizer(path, "cross-encoder")
         self.tok.enable_truncation(self.max_length, strategy="longest_first")
         self.tok.enable_padding(pad_id=self.tok.token_to_id("[PAD]") or 0)
-        so = ort.SessionOptions(); so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.intra_op_num_threads = threads; so.log_severity_level = 3
-        self.session = ort.InferenceSession(str(path/"model.onnx"), so, providers=["CPUExecutionProvider"])
+        self.session = _onnx_session(path/"model.onnx", threads, "cross-encoder")
         self.path = path
 
     def predict(self, pairs:list, batch_size:int=32, **kw) -> np.ndarray:
@@ -249,11 +247,13 @@ class Embedder:
         self._model = self._onnx = self._tokenizer = None
         if self.backend == "onnx":
             try: self._onnx = _onnx_encoder(self.path) if Path(self.path).is_dir() else None
-            except (ImportError, ModelUnavailableError) as e: _log.info("ONNX backend unavailable for %s (%s); using torch", self.path, e)
+            except (ImportError, ModelUnavailableError) as e:
+                if onnx_only(self.path): raise          # an ONNX folder that fails its check: torch has no weights to fall back on
+                _log.info("ONNX backend unavailable for %s (%s); using torch", self.path, e)
             if self._onnx is None: self.backend = "torch"
         if self.backend == "onnx":
-            import json
-            self.dim = int(json.loads((Path(self.path)/"config.json").read_text())["hidden_size"])
+            self.dim = _json_file(Path(self.path)/"config.json", "bi-encoder").get("hidden_size")
+            if not _whole(self.dim, 1, 1 << 20): raise ModelUnavailableError(f"{Path(self.path)/'config.json'}: hidden_size = {self.dim!r} is not a positive whole number: {_fix('bi-encoder')}")
         else:
             dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
             self.dim = int(dim())

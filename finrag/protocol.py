@@ -9,8 +9,9 @@ from .core import InputError
 from .beir import BeirDataset
 
 # %% auto #0
-__all__ = ['ENVELOPE_KEYS', 'split_queries', 'split_ids', 'split_items', 'choose_never_below', 'report_vs', 'best_mean',
-           'best_worst_case', 'never_below', 'within_share_of', 'record', 'read_record']
+__all__ = ['CHOICE_RULES', 'ENVELOPE_KEYS', 'split_queries', 'split_ids', 'split_items', 'choose_never_below', 'report_vs',
+           'best_mean', 'best_worst_case', 'never_below', 'within_share_of', 'rule_verdict', 'choose_default', 'record',
+           'read_record']
 
 # %% ../nbs/08b_protocol.ipynb #6805e77a
 def split_queries(ds:BeirDataset,     # a dataset with qrels
@@ -116,6 +117,39 @@ def within_share_of(values:dict,    # {candidate: value} (larger is better)
     if not ok: raise InputError(f"no candidate within {share:g} of {ref:g}", field="share")
     return min(ok, key=lambda c: (cost[c], -values[c]))
 
+# %% ../nbs/08b_protocol.ipynb #e1a0c002
+CHOICE_RULES = ("gain", "never_below")   # `choose_default`'s rules: the default one first
+
+def rule_verdict(report:dict,       # a `report_vs` result: {corpus: {mean_diff, ci_low, ci_high, n}, 'pooled': {...}, 'passes'}
+                 margin:float=0.01, # (c): how far a corpus' mean may fall below the incumbent's
+                 rule:str="gain") -> dict:
+    "{'replaces', 'rule', 'pooled', 'significant_losses', 'mean_drops'}: whether the candidate of `report` replaces the incumbent — 'gain': (a) pooled CI above 0, (b) no corpus' CI entirely below 0, (c) no corpus' mean more than `margin` below; 'never_below': `report['passes']`."
+    if rule not in CHOICE_RULES: raise InputError(f"unknown choice rule {rule!r}: one of {', '.join(CHOICE_RULES)}", field="rule")
+    corpora = [k for k in report if k not in ("pooled", "passes", "verdict")]
+    losses = [k for k in corpora if report[k]["ci_high"] < 0]
+    drops = [k for k in corpora if report[k]["mean_diff"] < -margin]
+    p = report["pooled"]
+    ok = bool(report.get("passes")) if rule == "never_below" else (p["ci_low"] > 0 and not losses and not drops)
+    return {"replaces": ok, "rule": rule if rule == "never_below" else f"gain: pooled CI > 0, no corpus CI < 0, no corpus mean < -{margin:g}",
+            "pooled": [round(p["mean_diff"], 4), round(p["ci_low"], 4), round(p["ci_high"], 4), p["n"]],
+            "significant_losses": losses, "mean_drops": drops}
+
+def choose_default(choose:dict,          # {candidate: {corpus: {qid: value}}} on the choosing half (the incumbent among them)
+                   report:dict,          # the same on the reporting half
+                   incumbent:str,        # today's default
+                   rule:str="gain", margin:float=0.01, tol:float=0.005,
+                   n_resamples:int=2000, seed:int=0) -> tuple[str, dict]:
+    "(the default, {'incumbent', 'candidate', 'choose_macro', 'report', 'verdict'}): the best macro mean on the choosing half replaces `incumbent` when `rule_verdict` on the reporting half says so."
+    if incumbent not in choose or incumbent not in report:
+        raise InputError(f"incumbent {incumbent!r} is not among the candidates {list(choose)}", field="incumbent")
+    macro = {c: sum(sum(v.values())/len(v) for v in per.values())/len(per) for c, per in choose.items()}
+    best = best_mean({incumbent: macro[incumbent]} | macro)          # a tie keeps the incumbent
+    rec = {"incumbent": incumbent, "candidate": best, "choose_macro": {c: round(v, 4) for c, v in macro.items()}}
+    if best == incumbent: return incumbent, rec | {"verdict": {"replaces": False, "rule": rule, "reason": "no candidate above the incumbent on the choosing half"}}
+    rep = report_vs(report, best, incumbent, tol=tol, n_resamples=n_resamples, seed=seed)
+    v = rule_verdict(rep, margin, rule)
+    return (best if v["replaces"] else incumbent), rec | {"report": rep, "verdict": v}
+
 # %% ../nbs/08b_protocol.ipynb #ac8eccf3
 ENVELOPE_KEYS = ("name", "writer", "params", "settings", "commit", "machine", "seconds", "n", "result")
 
@@ -144,8 +178,9 @@ def record(name:str,                # the file's stem: results/NAME.json
            folder="results",
            writer:str|None=None):   # the script or notebook that writes the file, relative to the project (None: the calling file's)
     """Write `folder/NAME.json` = {name, writer, params, settings, commit, machine, seconds, n, result} (`ENVELOPE_KEYS`);
-    returns the path (a `Path`). `InputError` for a name that is not a plain file stem, or when the file exists and another
-    `writer` wrote it (an archived file: no code may)."""
+    returns the path (a `Path`). `params`, `settings` and `result` go through `finrag.config.redact` (credentials in URLs,
+    query strings and headers, the configured API key and password: `***`). `InputError` for a name that is not a plain
+    file stem, or when the file exists and another `writer` wrote it (an archived file: no code may)."""
     import inspect, json, os, re
     from dataclasses import asdict
     from pathlib import Path
@@ -154,11 +189,12 @@ def record(name:str,                # the file's stem: results/NAME.json
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", str(name)) or str(name).startswith("."): raise InputError(f"a results name is a plain file stem, got {name!r}", field="name")
     s = get_settings()
     if writer is None: writer = _relative(inspect.stack()[1].filename)
-    settings = json.loads(redact(json.dumps(asdict(s), default=str), [s.llm_api_key, s.neo4j_password]))
+    secrets = [s.llm_api_key, s.neo4j_password]
+    settings = redact(json.loads(json.dumps(asdict(s), default=str)), secrets)
     settings.pop("llm_api_key", None); settings.pop("neo4j_password", None)
-    env = {"name": name, "writer": writer, "params": params or {}, "settings": settings, "commit": _commit(),
+    env = {"name": name, "writer": writer, "params": redact(params or {}, secrets), "settings": settings, "commit": _commit(),
            "machine": {"cpus": os.cpu_count(), "loadavg_start": list(loadavg_start) if loadavg_start else None, "loadavg_end": list(os.getloadavg())},
-           "seconds": None if seconds is None else round(float(seconds), 1), "n": n or {}, "result": result}
+           "seconds": None if seconds is None else round(float(seconds), 1), "n": n or {}, "result": redact(result, secrets)}
     conv = lambda o: o.item() if hasattr(o, "item") else list(o) if isinstance(o, (set, tuple)) else str(o)
     f = Path(folder)/f"{name}.json"
     if f.exists():                       # one writer per results file: another script may not overwrite it

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 
 # %% auto #0
-__all__ = ['printable', 'entity_list', 'enrichment_table', 'graph_added', 'format_comparison', 'format_contexts', 'format_footer',
-           'llm_banner', 'retrieval_report', 'answer_record', 'answer_report', 'build_summary', 'build_estimate']
+__all__ = ['printable', 'entity_list', 'enrichment_table', 'graph_expansion', 'graph_added', 'format_expansion',
+           'format_comparison', 'format_contexts', 'format_footer', 'llm_banner', 'retrieval_report', 'answer_record',
+           'answer_report', 'build_summary', 'build_estimate']
 
 # %% ../nbs/09b_report.ipynb #76bef44c
 _ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"                        # CSI: colours, cursor moves, clear screen
@@ -35,35 +36,75 @@ def enrichment_table(ecs) -> str:
     return printable("\n".join(rows))
 
 # %% ../nbs/09b_report.ipynb #cf91d291
-def graph_added(v, g) -> str:
-    """What the graph context `g` holds that the vector context `v` does not, and why: the chunks it added (naming
-    the question's companies, or about a company connected by an INFLUENCES edge) or that it added none."""
+def graph_expansion(v, g) -> dict:
+    """What graph retrieval `g` did beyond vector retrieval `v` of the same question (P1 §3, hop 2), as plain data
+    (`finrag ask --json`): τ, the INFLUENCES edges followed above τ (`g.neighbours`: every edge from the seeds in the
+    paper's graph; in the budgeted graph the edges whose news entered the budget, of its `candidate_edges`), the companies the graph's context
+    adds (each with the edge whose chunk brought it, None when a seed-side chunk did) and the chunks it adds."""
     have = set(v.chunk_ids)
     new = [c for c in g.contexts if c.chunk_id not in have]
-    net = [c for c in new if c.role == "network"]
-    own = [c for c in new if c.role != "network"]
+    def via(t):
+        vs = [c.via for c in new if c.via and t in c.tickers]
+        e = next((x for x in vs if x["neighbour"] == t), vs[0] if vs else None)
+        return f"{e['seed']}→{e['neighbour']}" if e else None
+    edge = lambda n: {"seed": n["seed"], "neighbour": n["neighbour"], "intensity": n["intensity"]}
+    return {"tau": g.tau, "edges_followed": [edge(n) for n in g.neighbours], "candidate_edges": [edge(n) for n in g.candidate_edges],
+            "companies_added": [{"ticker": t, "via": via(t)} for t in sorted(set(g.entities) - set(v.entities))],
+            "chunks_added": [{"chunk_id": c.chunk_id, "role": c.role, "tickers": list(c.tickers),
+                              "via": f"{c.via['seed']}→{c.via['neighbour']}" if c.via else None} for c in new]}
+
+def graph_added(v, g) -> str:
+    """What the graph context `g` holds that the vector context `v` does not, and why: the chunks it added (naming
+    the question's companies, or about a company connected by an INFLUENCES edge, counted per edge) or that it added none."""
+    new = graph_expansion(v, g)["chunks_added"]
+    net = [c for c in new if c["role"] == "network"]
+    own = [c for c in new if c["role"] != "network"]
     parts = []
-    if own: parts.append(f"{len(own)} chunk(s) of the question's companies' news ranked above vector's ({'; '.join(','.join(c.tickers) or '-' for c in own)})")
-    if net: parts.append(f"{len(net)} about connected companies ({', '.join(c.via['seed'] + '→' + c.via['neighbour'] for c in net)})")
-    if not new: return "  graph added: nothing (its budget holds the vector context)"
-    return ("  graph added: " + " and ".join(parts) +
+    if own: parts.append(f"{len(own)} chunk(s) of the question's companies' news ranked above vector's ({'; '.join(','.join(c['tickers']) or '-' for c in own)})")
+    if net:
+        per = {}
+        for c in net: per[c["via"]] = per.get(c["via"], 0) + 1
+        parts.append(f"{len(net)} about connected companies (per edge: {', '.join(f'{e} {n}' for e, n in per.items())})")
+    if not new: return "graph added: nothing (its budget holds the vector context)"
+    return ("graph added: " + " and ".join(parts) +
             ("" if net else "; no connected company's news ranked inside the budget (network evidence competes on cosine × edge intensity)"))
 
-def format_comparison(q:str, v, g, tau:float) -> str:
-    "The head of one `finrag demo` question: the tickers of the vector and the graph context, the edges the graph followed and what it added (`graph_added`)."
-    return printable("\n".join(["\n" + "="*100 + f"\nQ: {q}", f"  vector tickers: {', '.join(v.entities)}",
-        f"  graph  tickers: {', '.join(g.entities)}   (+{', '.join(sorted(set(g.entities)-set(v.entities))) or 'none'})",
-        f"  edges followed (τ={tau}): " + (", ".join(f"{n['seed']}→{n['neighbour']} {n['intensity']:.2f}" for n in g.neighbours[:8]) or "none"),
-        graph_added(v, g)]))
+def format_expansion(v, g, indent:str="  ") -> str:
+    "`graph_expansion(v, g)` as `finrag ask` and `finrag demo` print it: the edges followed at τ (grouped by seed), the companies added and `graph_added`."
+    x = graph_expansion(v, g)
+    es, head = x["edges_followed"], f"edges followed (τ={x['tau']}"
+    if es: head += f", {len(es)}): "
+    elif x["candidate_edges"]: es, head = x["candidate_edges"], head + f"): none inside the budget, of {len(x['candidate_edges'])} candidate(s): "
+    else: head += "): none"
+    by_seed = {}
+    for e in es: by_seed.setdefault(e["seed"], []).append(f"{e['neighbour']} {e['intensity']:.2f}")
+    edges = [f"{s} → {', '.join(ns)}" for s, ns in by_seed.items()] or [""]
+    lines = [indent + head + edges[0]] + [indent + " " * len(head) + e for e in edges[1:]]
+    lines.append(indent + f"companies added (beyond the vector top-{len(v.contexts)}'s): " + (", ".join(c["ticker"] + (f" (via {c['via']})" if c["via"] else "") for c in x["companies_added"]) or "none"))
+    return printable("\n".join(lines + [indent + graph_added(v, g)]))
 
+def format_comparison(q:str, v, graphs:dict) -> str:
+    """The head of one `finrag demo` question: the tickers of the vector context and of each graph context
+    (`graphs`: label → `RAGResult`), and under each graph what it followed and added (`format_expansion`)."""
+    lines = ["\n" + "="*100 + f"\nQ: {q}", f"  vector top-{len(v.contexts)} · tickers: {', '.join(v.entities)}"]
+    for label, g in graphs.items():
+        lines += [f"  {label} · tickers: {', '.join(g.entities)}", format_expansion(v, g, indent="    ")]
+    return printable("\n".join(lines))
 
 # %% ../nbs/09b_report.ipynb #08dc904d
-def format_contexts(r, show_text:int=160) -> str:
-    "A P1 `RAGResult`'s question, route and context chunks (role, id, score, tickers, the edge followed, the text's start), one per line."
-    lines = [f"\n[{r.mode}] {r.question}"]
+def format_contexts(r, show_text:int=160,
+                    title:str|None=None,   # the header's label; None = the mode
+                    skip=()                # chunk ids not to list again (e.g. the vector top-k printed above); one line counts them
+                   ) -> str:
+    """A P1 `RAGResult`'s question, route and context chunks (role, id, score, tickers, the edge followed, the text's
+    start), one per line, under a legend of what the score column holds (`r.score_kind`: a cosine, or a fused graph score)."""
+    lines = [f"\n[{title or r.mode}] {r.question}"]
     if getattr(r, "route", None): lines.append(f"route: auto → {r.route['mode']} ({r.route['why']})")
     lines.append(f"entities in context: {', '.join(r.entities) or '-'}")
-    for c in r.contexts:
+    lines.append(f"  {'role':<7} {'chunk':<10} {'score':>5} {'tickers':<18} (score = {r.score_kind})")
+    shown = [c for c in r.contexts if c.chunk_id not in set(skip)]
+    if len(shown) < len(r.contexts): lines.append(f"  … the {len(r.contexts) - len(shown)} chunk(s) shown above, then:")
+    for c in shown:
         via = f" via {c.via['seed']}→{c.via['neighbour']}" if c.via else ""
         lines.append(f"  {c.role:<7} {c.chunk_id[:10]} {c.score:5.2f} {','.join(c.tickers) or '-':<18}{via} {c.text[:show_text].replace(chr(10),' ')}")
     return printable("\n".join(lines))
@@ -89,7 +130,7 @@ def llm_banner(llm,      # the answering `LLMClient`
     "Which model answers, and roughly how long reading the prompt of `n` tokens takes (the tier's rough prompt speed, 1 thread)."
     from finrag.config import redact
     t = llm.tier
-    where = "in-process llama.cpp" if llm.base_url is None or llm.identity.startswith(llm.model + "@") else redact(llm.base_url)
+    where = "in-process llama.cpp" if llm.base_url is None or llm.identity.startswith(llm.model + "@") else redact(llm.base_url, [getattr(llm, "api_key", None)])
     est = f", ~{n/t.prompt_tok_s:.0f} s to read it at ~{t.prompt_tok_s:g} tokens/s, then ~{t.decode_tok_s:g} tokens/s" if t else ""
     return printable(f"answering with {llm.model} ({where}): prompt ~{n} tokens{est}")
 

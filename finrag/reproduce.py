@@ -11,9 +11,9 @@ from .config import redact
 from .protocol import ENVELOPE_KEYS
 
 # %% auto #0
-__all__ = ['EXPERIMENTS', 'MAX_PARAM_CHARS', 'MAX_PARAM_DEPTH', 'check_param', 'experiment_plan', 'headline_numbers',
-           'experiment_outputs', 'shown_path', 'kernel_manager_class', 'run_experiment', 'redact_file',
-           'outputs_summary']
+__all__ = ['EXPERIMENTS', 'MAX_PARAM_CHARS', 'MAX_PARAM_DEPTH', 'OUTPUT_DIRS', 'check_param', 'experiment_plan',
+           'figure_headline', 'headline_numbers', 'experiment_outputs', 'shown_path', 'kernel_manager_class',
+           'run_experiment', 'redact_file', 'outputs_summary']
 
 # %% ../nbs/09_reproduce.ipynb #7df7dd3f
 EXPERIMENTS = {"graphrag": ["p1_fnspid_graph", "p1_eval"], "financerag": ["p2_financerag"], "lattice": ["p3_lattice"]}
@@ -33,8 +33,20 @@ def _finite(x) -> bool:
     if isinstance(x, list): return all(map(_finite, x))
     return True
 
+def _surrogate_at(s:str) -> int|None:
+    "The index of the first lone surrogate in `s` (an argv byte that is not UTF-8, or a JSON `\\udcff` escape), else None."
+    return next((i for i, ch in enumerate(s) if 0xD800 <= ord(ch) <= 0xDFFF), None)
+
+def _strings(x):
+    "Every string in a JSON value, dict keys included."
+    if isinstance(x, str): yield x
+    elif isinstance(x, dict): yield from (s for kv in x.items() for v in kv for s in _strings(v))
+    elif isinstance(x, list): yield from (s for v in x for s in _strings(v))
+
 def _param(kv:str):
-    "(key, value) of one `-p key=value`: the value as JSON, else the string; too long, too deep or not finite → `InputError`."
+    "(key, value) of one `-p key=value`: the value as JSON, else the string; too long, too deep, not finite or not UTF-8 text → `InputError`."
+    if (i := _surrogate_at(kv)) is not None:
+        raise InputError(f"-p: character {i + 1} of {ascii(kv[:80])} is a byte that is not UTF-8 text; pass the parameter as UTF-8", field="-p")
     if "=" not in kv: raise InputError(f"-p expects key=value, got {kv[:80]!r}", field="-p")
     k, v = kv.split("=", 1)
     if len(v) > MAX_PARAM_CHARS: raise InputError(f"-p {k}: the value has {len(v):,} characters (at most {MAX_PARAM_CHARS:,})", field=f"-p {k}")
@@ -43,13 +55,30 @@ def _param(kv:str):
     except RecursionError: x = None; raise InputError(f"-p {k}: the value is nested more than {MAX_PARAM_DEPTH} levels deep", field=f"-p {k}") from None
     if _depth(x) > MAX_PARAM_DEPTH: raise InputError(f"-p {k}: the value is nested more than {MAX_PARAM_DEPTH} levels deep", field=f"-p {k}")
     if not _finite(x): raise InputError(f"-p {k}={v}: NaN and infinity are not parameter values", field=f"-p {k}")
+    if any(_surrogate_at(s) is not None for s in _strings(x)):
+        raise InputError(f"-p {k}: the value holds a lone surrogate (a \\ud800-\\udfff escape), which is not UTF-8 text", field=f"-p {k}")
     return k, x
+
+OUTPUT_DIRS = ("figures_dir", "results_dir", "store_dir", "hybrid_cache_dir")   # the folders an experiment writes: inside the project
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")                            # a tag: the prefix of the file names a run writes
+
+def _check_place(name:str, value, bad):
+    "`bad(...)` unless an output folder is inside the project (lexically: `..` resolved, links not followed) and a tag is a file name."
+    if not isinstance(value, str): return
+    if name == "tag" and not _TAG.fullmatch(value):
+        bad("a tag is the prefix of the file names a run writes: 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit (no path)")
+    if name in OUTPUT_DIRS and value:
+        from finrag.core import project_root
+        root = Path(os.path.abspath(project_root()))
+        if not Path(os.path.normpath(root/value)).is_relative_to(root):
+            bad(f"the folders a run writes must be inside the project {root} (e.g. runs/mine/{name[:-4]})")
 
 def check_param(name:str, value, spec:dict):
     """`value` when it fits the notebook parameter `spec` (papermill's `inspect_notebook` entry): the type of its default
     (an int where the default is an int, a number for a float, a list for a list, a bool for a bool; `null` where the default is
-    None or the parameter's comment mentions None; a string or a list the comment names), and the range of the settings
-    field of the same name (`finrag.config.check_range`, e.g. `tau` in [0, 1]). Else `InputError` naming the parameter."""
+    None or the parameter's comment mentions None; a string or a list the comment names), the range of the settings
+    field of the same name (`finrag.config.check_range`, e.g. `tau` in [0, 1]), an output folder (`OUTPUT_DIRS`) inside
+    the project and a `tag` that is a file name (no path separator, no `..`). Else `InputError` naming the parameter."""
     import ast
     from finrag.config import _SECTIONS, check_range
     from dataclasses import fields
@@ -75,6 +104,7 @@ def check_param(name:str, value, spec:dict):
         check_range(owners[0], name, tuple(value) if isinstance(value, list) else value, option=f"-p {name}")
     if isinstance(value, int) and not isinstance(value, bool) and isinstance(d, int) and not isinstance(d, bool) and d >= 0 and value < 0:
         bad("expected a count >= 0")
+    _check_place(name, value, bad)
     return value
 
 def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> list[tuple[Path, Path, dict]]:
@@ -117,11 +147,21 @@ def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> 
 _METRIC = re.compile(r"(^|[._@ -])(ndcg|recall|precision|mean|delta|p_value|accuracy)", re.I)
 _NOT_RESULTS = {"paper", "params", "config", "models", "trees", "sizes", "questions", "failures", "llm_stats", "machine", "seconds"}
 
+def figure_headline(env:dict) -> dict[str, float]:
+    "The headline metric per method of a results envelope as its paper's figure draws it (`p1_headline`, `p2_headline`, `p3_headline`; NaN: not drawn); {} for an envelope no headline figure reads."
+    from finrag.graphrag.figures import p1_headline
+    from finrag.hierarchical.figures import p2_headline
+    from finrag.lattice.figure import p3_headline
+    return next((h for f in (p1_headline, p2_headline, p3_headline) if (h := f(env))), {})
+
 def headline_numbers(results:dict, limit:int=10) -> list[tuple[str, float]]:
-    """The headline metrics of an experiment's results JSON (an envelope's `result`): its `headline` mapping when it has one, else the numeric
-    float values at most three levels deep whose key names a metric (nDCG, recall, precision, mean, delta, p-value), in
-    file order, outside the sections that hold inputs, counters or the paper's numbers (`paper`, `params`, `failures`, ...)."""
-    if all(k in results for k in ENVELOPE_KEYS): results = results["result"]   # a results envelope: its numbers
+    """The headline metrics of an experiment's results JSON: for an envelope, `figure_headline` when a paper's figure reads it;
+    else (or for a bare result) its `headline` mapping when it has one, else the numeric float values at most three levels deep
+    whose key names a metric (nDCG, recall, precision, mean, delta, p-value), in file order, outside the sections that hold
+    inputs, counters or the paper's numbers (`paper`, `params`, `failures`, ...)."""
+    if all(k in results for k in ENVELOPE_KEYS):               # a results envelope: the figure's headline, else its numbers
+        if (h := figure_headline(results)): return list(h.items())[:limit]
+        results = results["result"]
     if isinstance(results.get("headline"), dict):
         return [(k, v) for k, v in results["headline"].items() if isinstance(v, (int, float)) and not isinstance(v, bool)][:limit]
     out = []
@@ -201,7 +241,7 @@ def outputs_summary(made:list[Path]) -> list[str]:
     for f in (f for f in made if f.suffix == ".json"):
         try: nums = headline_numbers(json.loads(f.read_text()))
         except (ValueError, AttributeError): nums = []
-        lines += [f"  {f.name}: {k} = {v:.4g}" for k, v in nums]
+        lines += [f"  {f.name}: {k} = " + (f"{v:.4g}" if v == v else "no value (failed or not measured: see the figure)") for k, v in nums]
     for kind, sfx in (("figures", (".png", ".svg", ".pdf")), ("results", (".json", ".csv", ".tsv"))):
         fs = [shown_path(f) for f in made if f.suffix in sfx]
         lines.append(f"  {kind}: {', '.join(fs) if fs else '(none written)'}")

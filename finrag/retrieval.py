@@ -60,7 +60,7 @@ TOKEN_PATTERN = r"(?u)[^\W_]{2,}"   # runs of 2+ letters/digits; '_' separates (
 
 # %% ../nbs/06_retrieval.ipynb #6dab45d3
 class BM25Retriever:
-    "BM25 (`bm25s`, Lucene variant) over `title + ' ' + text`; English stop words, Snowball stemming."
+    "BM25 (`bm25s`, Lucene variant) over `title + ' ' + text`; English stop words, Snowball stemming. A corpus without one index term (only stop words) searches too: every score is 0."
     name = "bm25"
     def __init__(self,
                  corpus:dict,            # doc id -> {"title", "text"}
@@ -77,7 +77,8 @@ class BM25Retriever:
         toks = bm25s.tokenize([doc_text(corpus[d]) for d in self.ids], stopwords=stopwords, stemmer=self._stem,
                               token_pattern=token_pattern, show_progress=False)
         self.bm25 = bm25s.BM25(k1=k1, b=b, method=method)
-        self.bm25.index(toks, show_progress=False)
+        if toks.vocab: self.bm25.index(toks, show_progress=False)
+        else: self.bm25.vocab_dict = {}          # no document has an index term (bm25s cannot index that): nothing matches
         self.pos = {d: i for i, d in enumerate(self.ids)}
 
     def tokenize(self, text:str) -> list[str]:

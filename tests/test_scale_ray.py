@@ -41,6 +41,44 @@ def cluster():
     assert not _session_processes(session), f"Ray processes left behind: {_session_processes(session)}"
 
 
+def _listening(pids) -> list[tuple]:
+    "(address, port, pid) of every TCP socket these processes listen on (IPv4 and IPv6, from /proc/net)."
+    socks = {}
+    for fn in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try: lines = open(fn).read().splitlines()[1:]
+        except OSError: continue
+        for l in lines:
+            f = l.split()
+            if f[3] != "0A": continue                                    # LISTEN
+            addr, port = f[1].split(":")
+            socks[f[9]] = (addr, int(port, 16))
+    out = []
+    for pid in pids:
+        try: fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError: continue
+        for fd in fds:
+            try: t = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError: continue
+            if t.startswith("socket:[") and t[8:-1] in socks: out.append((*socks[t[8:-1]], pid))
+    return out
+
+
+def _loopback(hexaddr:str) -> bool:
+    "127.0.0.0/8, ::1 or ::ffff:127.x.x.x in /proc/net's hex (each 32-bit word little-endian)."
+    if len(hexaddr) == 8: return hexaddr[6:8] == "7F"
+    return hexaddr == "00000000000000000000000001000000" or (hexaddr[:24] == "0000000000000000FFFF0000" and hexaddr[30:32] == "7F")
+
+
+def test_local_cluster_listens_on_loopback_only(cluster):
+    "The local cluster's GCS, raylet, agents and this driver listen on 127.0.0.1 only, as `ray_cluster` says (f0698b3: 0.0.0.0 and ::, node IP the machine's)."
+    session = os.path.basename(cluster._private.worker._global_node.get_session_dir_path())
+    pids = [p.split()[0] for p in _session_processes(session)] + [str(os.getpid())]
+    socks = _listening(pids)
+    assert len({pid for *_, pid in socks}) >= 3, socks                      # GCS, raylet, an agent at least: the check is not void
+    assert all(_loopback(a) for a, *_ in socks), [s for s in socks if not _loopback(s[0])]
+    assert cluster.util.get_node_ip_address() == "127.0.0.1"
+
+
 @pytest.fixture(scope="module")
 def stores(cluster, tmp_path_factory):
     "(local store, Ray store) of the made-up sample, the Ray one through the CLI (`finrag ingest --engine ray --workers 2`)."
@@ -84,6 +122,20 @@ def test_ray_eval_retrieval_same_metrics(cluster):
         assert ray_.n_queries == loc.n_queries > 2
         assert ray_.metrics == loc.metrics and loc.metrics["ndcg@10"] > 0, (method, loc.metrics, ray_.metrics)
         assert ray_.run == loc.run
+
+
+def test_cli_eval_retrieval_on_ray(cluster, capsys):
+    "`finrag eval retrieval --engine ray` through the CLI, which passes the resolved `Method` (f0698b3: `'Method' object has no attribute 'search'`): the local run's metrics."
+    import json
+    data = project_root()/"data/sample/beir_sample"
+    got = {}
+    for eng in (["local"], ["ray", "--workers", "2"]):
+        code, out, err = run_cli(capsys, "eval", "retrieval", "--data", data, "--method", "bm25", "--k", "5,10", "--json", "--engine", *eng)
+        assert code == 0 and "Traceback" not in err, err[-2000:]
+        got[eng[0]] = json.loads(out)
+    timing = {"build_seconds", "search_seconds", "ms_per_query"}
+    loc, ray_ = ({k: v for k, v in got[e].items() if k not in timing} for e in ("local", "ray"))
+    assert ray_ == loc and loc["n_queries"] > 2 and loc["ndcg@10"] > 0, (loc, ray_)
 
 
 def test_ray_eval_graphrag_same_rows(stores, cluster, tmp_path):

@@ -22,7 +22,7 @@ def test_p2_defaults_are_the_recorded_choices():
     assert h.stage1 == results("p2_stage1_fusion.json")["default_stage1"] == results("p2_stage1_fusion.json")["choice"]["chosen"] == "zsum"
     assert r["params"]["stage1"] == "hybrid"          # the committed P2 experiment ran the previous stage 1 (RRF); its numbers say so
     assert (h.stage1_keep, h.final_k) == (r["params"]["stage1_keep"], r["params"]["final_k"])
-    assert r["choice"]["stage2_default"] is None and h.stage2 == "none"           # stage 1 alone
+    assert r["choice"]["stage2_default"] is None          # the committed P2 experiment ran stage 1 alone; stage 2 is now the cross-encoder's decision (below)
     assert h.fusion == r["choice"]["fusion"].split(":")[0] == "interp"
     j = r["llm_stage2_choice"]                                                    # the LLM judge's own settings
     kind, w = j["variant"].split()
@@ -116,11 +116,12 @@ def test_settings_percent_and_binary(capsys, tmp_path, monkeypatch):
 
 
 def test_p2_stage2_is_the_recorded_choice():
-    "Stage 2 is the trained cross-encoder only if it passed the gate on the reporting halves (results/train_cross_encoder.json); the `ce_*` keys are its best configuration on the choosing halves (what `--stage2 ce` runs)."
+    "Stage 2 is the trained cross-encoder only if the protocol's rule chose it on the reporting halves (results/train_cross_encoder.json `decision`); the `ce_*` keys are its best configuration on the choosing halves (what `--stage2 ce` runs)."
+    from finrag.protocol import rule_verdict
     h, r = get_settings().hierarchical, results("train_cross_encoder.json")
-    ch = r["chosen"]
-    assert h.stage2 == ("none" if ch == "stage1" else "ce")
-    if ch != "stage1": assert r["report_ndcg@10"][f"{ch}-stage1"]["passes"]
+    ch, d = r["chosen"], r["decision"]
+    assert ch == d["chosen"] and h.stage2 == ("none" if ch == "stage1" else "ce")
+    if ch != "stage1": assert rule_verdict(r["report_ndcg@10"][f"{ch}-stage1"])["replaces"] and d["verdict"]["replaces"]
     table = r["choose_ndcg@10"]
     best = max((c for c in table if c != "stage1"), key=lambda c: table[c]["macro"])
     c = r["candidates"][ch if ch != "stage1" else best]

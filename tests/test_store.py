@@ -449,3 +449,18 @@ def test_meta_json_not_an_object(stores, tmp_path, capsys):
     code, out, err = run_cli(capsys, "store", "check", s, "--repair")     # rebuilt from the vector files
     assert code == 0 and ": OK:" in out, (out, err)
     with NewsStore(s) as st: assert st.check() == [] and len(st.rows) == st.meta["n_chunks"] == len(NewsStore(base).rows)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty"])
+def test_damaged_graph_file_names_the_repair(damage, stores, tmp_path, capsys):
+    "A truncated or empty graph file: `ask` is one line naming `finrag store check --repair` (not LadybugDB's 'retry later', no traceback); the repair fixes it."
+    base, _ = stores
+    s = tmp_path / "s"; shutil.copytree(base, s)
+    g = s / "graph"; g.write_bytes(g.read_bytes()[:4096] if damage == "truncated" else b"")
+    code, out, err = run_cli(capsys, "ask", "Who supplies Apple?", "--store", s, "--no-llm")
+    assert code == 2 and "damaged store" in err and "store check --repair" in err, err
+    assert "retry later" not in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    code, out, err = run_cli(capsys, "store", "check", s, "--repair")
+    assert code == 0 and ": OK:" in out, out + err
+    code, out, err = run_cli(capsys, "ask", "Who supplies Apple?", "--store", s, "--no-llm")
+    assert code == 0, err

@@ -14,7 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-PAGES = ("README.md", "docs/results.md", "docs/results-p1.md", "docs/results-p2.md", "docs/results-p3.md", "docs/performance.md")
+PAGES = ("README.md", "docs/results.md", "docs/results-p1.md", "docs/results-p2.md", "docs/results-p3.md", "docs/performance.md",
+         "data/sample/README.md")
 BLOCK = re.compile(r"(<!-- render: ([\w-]+) -->\n)(.*?)(<!-- /render -->)", re.S)
 
 
@@ -65,7 +66,10 @@ def p2_headline() -> str:
     best = r["best_ce_candidate"]                     # the cross-encoder's best configuration on the choosing halves (`--stage2 ce`)
     d = rep[f"{best}-stage1"]
     names = {"financebench": "FinanceBench", "finqa": "FinQA", "tatqa": "TAT-QA dev", "scifact": "SciFact (not finance)"}
-    out = ["| corpus | n | BM25 | dense | **stage 1** (default: BM25 + MiniLM, z-score fusion) | + trained cross-encoder (`--stage2 ce`) | cross-encoder − stage 1 [95 % CI] |",
+    two = r["chosen"] != "stage1"                     # the protocol's decision (`decision`): both stages are the default
+    s1 = "stage 1 (BM25 + MiniLM, z-score fusion)" if two else "**stage 1** (default: BM25 + MiniLM, z-score fusion)"
+    s2 = "**stage 1 → trained cross-encoder** (the default; `--stage2 none` drops it)" if two else "+ trained cross-encoder (`--stage2 ce`)"
+    out = [f"| corpus | n | BM25 | dense | {s1} | {s2} | cross-encoder − stage 1 [95 % CI] |",
            "|---|---|---|---|---|---|---|"]
     for k, label in names.items():
         out.append(f"| {label} | {d[k]['n']} | {means['bm25'][k]:.3f} | {means['dense'][k]:.3f} | {means['stage1'][k]:.3f} | "
@@ -163,15 +167,17 @@ def p2_ce_report() -> str:
     corpora = list(means["stage1"])
     n = {c: rep[f"{cands[0]}-stage1"][c]["n"] for c in corpora}
     out = ["| nDCG@10, reporting half | " + " | ".join(f"{c} (n = {n[c]})" for c in corpora) + " |", "|---" * (len(corpora) + 1) + "|"]
-    label = {"bm25": "BM25", "dense": "dense (MiniLM)", "stage1": "**stage 1 (BM25 + MiniLM, z-sum; the default)**"}
+    label = {"bm25": "BM25", "dense": "dense (MiniLM)", "stage1": "stage 1 (BM25 + MiniLM, z-sum; the incumbent)"}
     for m in ["bm25", "dense", "stage1"] + list(cands):
-        name = label.get(m, m) + (" (chosen)" if m == r["chosen"] else "")
+        name = f"**{label.get(m, m)} (the default)**" if m == r["chosen"] else label.get(m, m)
         out.append(f"| {name} | " + " | ".join(f"{means[m][c]:.3f}" for c in corpora) + " |")
-    out += ["", "| vs stage 1 (paired bootstrap 95 % CI) | " + " | ".join(corpora) + " | pooled | gate passed |", "|---" * (len(corpora) + 3) + "|"]
+    out += ["", "| vs stage 1 (paired bootstrap 95 % CI) | " + " | ".join(corpora) + " | pooled | the protocol's rule | never below (old rule) |",
+            "|---" * (len(corpora) + 4) + "|"]
+    from finrag.protocol import rule_verdict
     for m in cands:
         d = rep[f"{m}-stage1"]
         cell = lambda x: f"{x['mean_diff']:+.3f} {ci(x['ci_low'], x['ci_high'], sign=True)}".replace("+-", "-")
-        out.append(f"| {m} | " + " | ".join(cell(d[c]) for c in corpora + ["pooled"]) + f" | {'yes' if d['passes'] else 'no'} |")
+        out.append(f"| {m} | " + " | ".join(cell(d[c]) for c in corpora + ["pooled"]) + f" | {'passes' if rule_verdict(d)['replaces'] else 'no'} | {'passes' if d['passes'] else 'no'} |")
     return "\n".join(out) + "\n"
 
 
@@ -521,6 +527,19 @@ def p2_cross_encoder_v0() -> str:
     return "\n".join(out) + "\n"
 
 
+def sample_methods() -> str:
+    "Every method without an LLM on the made-up BEIR sample: nDCG@10 over all questions and per kind, the best of a column in bold (data/sample/make_beir_sample.py --table)."
+    env = envelope("sample_methods")
+    r, n = env["result"], env["n"]
+    cols = list(n)                                        # 'all', then the kinds of question
+    best = {c: max(row[c] for row in r["ndcg@10"].values()) for c in cols}
+    cell = lambda x, c: f"**{x:.3f}**" if x == best[c] else f"{x:.3f}"
+    out = ["| nDCG@10 | " + " | ".join(f"{c} (n = {n[c]})" for c in cols) + " | as it ran |", "|---" * (len(cols) + 2) + "|"]
+    for m, row in r["ndcg@10"].items():
+        out.append(f"| {m} | " + " | ".join(cell(row[c], c) for c in cols) + f" | `{r['ran'][m]}` |")
+    return "\n".join(out) + "\n"
+
+
 RENDERERS = {   # block name -> renderer, by paper
     "p2-llm-judge": p2_llm_judge,
     "p2-answers": p2_answers,
@@ -548,6 +567,7 @@ RENDERERS = {   # block name -> renderer, by paper
     "p3-hybrid": p3_hybrid,
     "p3-lattice": p3_lattice,
     "p3-routing": p3_routing,
+    "sample-methods": sample_methods,
 }
 
 

@@ -11,9 +11,12 @@ from ..chunking import CHARS_PER_TOKEN
 from .rag import ContextItem, RAGResult, GraphRAG
 
 # %% auto #0
-__all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS', 'SUPPORT_INSTRUCTION', 'CITATION_JUDGES', 'build_prompt',
-           'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'answer_many', 'ask',
-           'answer_sentences', 'figures', 'support_overlap', 'citation_judge', 'verify_citations', 'citation_summary']
+__all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS', 'SUPPORT_INSTRUCTION', 'NEGATORS', 'NEGATING_VERBS',
+           'STOPPING_VERBS', 'DIRECTION_WORDS', 'NEGATION_SCOPE', 'DIRECTION_WINDOW', 'COMPANY_LABELS',
+           'CITATION_JUDGES', 'ANSWER_CONTINUATION', 'build_prompt', 'prompt_tokens_estimate', 'fit_context',
+           'check_citations', 'answer', 'answer_many', 'ask', 'support_query', 'answer_sentences', 'figures',
+           'support_overlap', 'consistency_conflicts', 'citation_judge', 'verify_citations', 'citation_summary',
+           'quote_answer']
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #ee8b99a4
 NEWS_OPEN, NEWS_CLOSE = FENCE_OPEN.format(kind="NEWS", id="{id}"), FENCE_CLOSE.format(kind="NEWS")
@@ -149,7 +152,12 @@ def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool
     return answer(rag, res, on_token=on_token) if use_llm else res
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #011d8aa2
-SUPPORT_INSTRUCTION = "Given a sentence of an answer, judge whether the document supports what the sentence says"
+SUPPORT_INSTRUCTION = ("Given a sentence of an answer, judge whether the document supports what the sentence says. " +
+                       FENCE_RULE.format(item="answer sentence", kind="ANSWER", id="1", source="an answer"))
+
+def support_query(claim:str) -> str:
+    "The answer sentence as the P(yes) support judge reads it: on one line, defused and fenced as untrusted data (`finrag.core.fence`, kind ANSWER); `SUPPORT_INSTRUCTION`, outside the fence, says so."
+    return fence(" ".join(str(claim).split()), 1, "ANSWER")
 
 _NO_ANSWER = re.compile(r"(?i)\b(?:context|news items?|documents?|sources?|information)\b[^.]{0,60}\b(?:does not|doesn't|do not|don't|"
                         r"cannot|can't|is not|isn't)\b|\bnot (?:enough|sufficient) information\b|\bno (?:relevant )?information\b")
@@ -200,15 +208,129 @@ def support_overlap(claim:str,               # one answer sentence, citations re
     if figures_required and cf - tf: return 0.0
     return (len(cw & tw) + len(cf & tf)) / (len(cw) + len(cf))
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #c0a51e02
+NEGATORS = ("not", "no", "never", "none", "nothing", "neither", "nor", "without", "cannot")   # and every word ending in n't
+NEGATING_VERBS = ("decline", "refuse", "fail")   # ... to <verb>: "declined to comment" negates "comment"
+STOPPING_VERBS = ("stop", "cease", "quit")       # ... <verb>ing: "stopped reporting" negates "reporting"
+DIRECTION_WORDS = {   # {group: (words of one direction, words of the other)}, stemmed when read
+    "change": ("rise rose risen increase grow grew grown gain climb jump surge soar rally raise boost lift hike higher improve "
+               "strengthen beat exceed outperform upgrade expand accelerate above up",
+               "fall fell fallen decrease decline drop shrink shrank shrunk lose lost slide slid slump plunge tumble sink sank sunk "
+               "lower cut reduce slash trim weaken worsen deteriorate miss downgrade contract slow decelerate underperform below down"),
+    "course": ("expand extend renew deepen sign launch start begin",
+               "end terminate cancel scrap exit collapse abandon halt suspend stop")}
+NEGATION_SCOPE = 3       # content words after a negator that it negates
+DIRECTION_WINDOW = 4     # content words either side of a direction word that say what changed
+COMPANY_LABELS = ("STOCK_TICKER", "INVESTMENT_BANK")   # the `finrag.ner` labels the entity check reads
+
+_WORD = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?%?|[a-z][a-z0-9'’&-]*[a-z0-9]|[a-z]")
+_SKIP = {"longer", "yet", "even", "also", "ever", "immediately", "only", "just"}   # between a negator and what it negates
+
+def _lexicon():
+    "(stemmer, stop words, {stem: {group: ±1}}, negating verb stems, stopping verb stems), built once."
+    global _LEX
+    if _LEX is None:
+        import Stemmer
+        from bm25s.stopwords import STOPWORDS_EN_PLUS
+        st, dirs = Stemmer.Stemmer("english"), {}
+        for g, ways in DIRECTION_WORDS.items():
+            for pol, words in zip((1, -1), ways):
+                for s in st.stemWords(words.split()): dirs.setdefault(s, {})[g] = pol
+        _LEX = (st, set(STOPWORDS_EN_PLUS) - set(NEGATORS), dirs, set(st.stemWords(list(NEGATING_VERBS))), set(st.stemWords(list(STOPPING_VERBS))))
+    return _LEX
+_LEX = None
+
+def _clause_words(sentence:str) -> list[tuple]:
+    "[(stem, negated, in_scope, {group: ±1})] of a sentence's content words: `negated` the first after a negator, `in_scope` within `NEGATION_SCOPE` after one (a direction in scope is flipped)."
+    st, stop, dirs, neg_verbs, stop_verbs = _lexicon()
+    toks = [t.strip("'’") for t in _WORD.findall(sentence.lower())]
+    out, left, fresh = [], 0, False
+    for k, t in enumerate(toks):
+        nxt, nxt2 = (toks[k + 1:k + 3] + ["", ""])[:2]
+        if t in ("up", "down") and not (nxt[:1].isdigit() or nxt[:1] in "$€£¥" and nxt or nxt == "from"): continue   # "set up": no change
+        if t in NEGATORS or t.endswith(("n't", "n’t")): left, fresh = NEGATION_SCOPE, True; continue
+        s = st.stemWord(t)
+        if (s in neg_verbs and nxt == "to" and nxt2[:1].isalpha()) or (s in stop_verbs and nxt.endswith("ing")):
+            left, fresh = NEGATION_SCOPE, True; continue
+        d = dirs.get(s, {})
+        if (t in stop or t in _SKIP) and not d: continue
+        out.append((s, fresh, left > 0, {g: -p if left > 0 else p for g, p in d.items()}))
+        left, fresh = max(left - 1, 0), False
+    return out
+
+def _words(text:str) -> list[list[tuple]]:
+    from finrag.chunking import split_sentences
+    return [_clause_words(s) for s in split_sentences(text or "")]
+
+def _negation_conflict(claim:str, text:str) -> bool:
+    a, b = [w for s in _words(claim) for w in s], [w for s in _words(text) for w in s]
+    for x, y in ((a, b), (b, a)):
+        scoped = {}
+        for s, _, sc, _ in y: scoped.setdefault(s, set()).add(sc)
+        if any(neg and s in scoped and True not in scoped[s] for s, neg, _, _ in x): return True
+    return False
+
+def _direction_conflict(claim:str, text:str) -> bool:
+    W = DIRECTION_WINDOW
+    marks = lambda sent: [(d, {w[0] for w in sent[max(0, i - W):i + W + 1] if not w[3]}) for i, (_, _, _, d) in enumerate(sent) if d]
+    tm = [m for s in _words(text) for m in marks(s)]
+    for s in _words(claim):
+        for d, near in marks(s):
+            for g, p in d.items():
+                ov = [(len(nt & near), dt[g]) for dt, nt in tm if g in dt and nt & near]
+                if ov and {q for n, q in ov if n == max(ov)[0]} == {-p}: return True
+    return False
+
+_SCALED = re.compile(r"(?<![\w.])(?P<cur>[$€£¥])?(?P<num>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?(?:\s?(?P<pct>%|percent\b|per cent\b))?"
+                     r"(?:\s?(?P<scale>thousand|million|billion|trillion|mln|bln|mn|bn|tn)\b|(?P<abbr>[kmbt])\b)?", re.I)
+_SCALE = dict(thousand=1e3, k=1e3, million=1e6, mln=1e6, mn=1e6, m=1e6, billion=1e9, bln=1e9, bn=1e9, b=1e9, trillion=1e12, tn=1e12, t=1e12)
+
+def _figure_values(text:str) -> list[tuple]:
+    "[(number as written, scale, decimals, percent, scaled)] of `text`; years (as `figures`) and ordinals (1st) left out."
+    out = []
+    for m in _SCALED.finditer(text or ""):
+        if re.match(r"[^\W_]", text[m.end():m.end() + 1]): continue
+        whole, frac, sc = m.group("num").replace(",", ""), m.group("frac") or "", (m.group("scale") or m.group("abbr") or "").lower()
+        if not (frac or sc or m.group("pct") or m.group("cur")) and len(whole) == 4 and 1900 <= int(whole) <= 2100: continue
+        out.append((float(whole + frac), _SCALE.get(sc, 1.0), max(len(frac) - 1, 0), bool(m.group("pct")), bool(sc)))
+    return out
+
+def _figure_conflict(claim:str, text:str) -> bool:
+    tf = _figure_values(text)
+    for x, S, d, pct, scaled in _figure_values(claim):
+        tol = 0.5 * 10 ** -d + 1e-9      # the claim's own precision: 14 billion holds 13.56 billion
+        if not any((tp or not pct) and abs((y * T / S if scaled else y) - x) <= tol for y, T, _, tp, _ in tf): return True
+    return False
+
+def _entity_conflict(claim:str, text:str) -> bool:
+    from finrag.ner import get_ner
+    ner = get_ner()
+    named = [e for e in ner(claim) if e.label in COMPANY_LABELS]
+    if not named: return False
+    ids, low = {e.id for e in ner(text)}, text.lower()
+    return any(e.id not in ids and e.text.lower() not in low for e in named)
+
+def consistency_conflicts(claim:str,   # one answer sentence, citations removed (`answer_sentences`' `claim`)
+                          text:str     # the chunk it cites
+                         ) -> list[str]:
+    """The contradictions between a sentence and its chunk, of 'figure' (a figure, with its unit and scale, not in the
+    chunk), 'negation' (a word negated on one side and stated on the other), 'entity' (a company or bank the chunk does
+    not name; `finrag.ner`) and 'direction' (a change the chunk states the other way: `DIRECTION_WORDS`); [] for none.
+    Rules, no model: the cheap check against the contradictions a support score certifies (bench/p1_citation_judges.py)."""
+    checks = (("figure", _figure_conflict), ("negation", _negation_conflict), ("entity", _entity_conflict), ("direction", _direction_conflict))
+    return [k for k, f in checks if f(claim, text)]
+
+
 # %% ../../nbs/15b_graphrag.answer.ipynb #65f0e0f9
-CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "llm")   # the candidates measured in bench/p1_citation_judges.py
+CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm")   # the candidates measured in bench/p1_citation_judges.py
 
 def citation_judge(judge=None):
     """(name, fn) of a citation judge, fn(claim, texts) -> [support in [0, 1]] per text: `judge` a name of
     `CITATION_JUDGES` (default `[graphrag] citation_judge`) — 'lexical' (`support_overlap`), 'lexical+figures' (the same,
     0 when a figure of the claim is missing), 'ce' (finrag's trained cross-encoder, its sigmoid), 'ce+lexical' (the mean
-    of 'ce' and 'lexical+figures'), 'llm' (the P(yes) judge
-    `relevance_many` with `SUPPORT_INSTRUCTION`, `get_judge_llm()`) — or an LLM client (the P(yes) judge on it) or a
+    of 'ce' and 'lexical+figures'), 'ce+lexical+consistency' (the same, 0 when `consistency_conflicts` finds a
+    contradiction; its fn has `.conflicts`), 'llm' (the P(yes) judge `relevance_many` with `SUPPORT_INSTRUCTION` on the
+    fenced sentence `support_query`, `get_judge_llm()`) — or an LLM client (the P(yes) judge on it) or a
     callable fn itself. `InputError` for another name."""
     if callable(judge) and not hasattr(judge, "chat"): return getattr(judge, "__name__", "custom"), judge
     if judge is not None and hasattr(judge, "chat"): name, llm = "llm", judge
@@ -218,25 +340,30 @@ def citation_judge(judge=None):
     nz = lambda p: 0.0 if p != p else float(p)                      # NaN (no content word; a failed call) supports nothing
     if name.startswith("lexical"):
         return name, lambda claim, texts: [nz(support_overlap(claim, t, figures_required=name == "lexical+figures")) for t in texts]
-    if name in ("ce", "ce+lexical"):
+    if name.startswith("ce"):
         from finrag.models import load_onnx_cross_encoder, shipped_model_dir
         ce = load_onnx_cross_encoder(shipped_model_dir("ce"))
         fce = lambda claim, texts: [nz(p) for p in ce.predict([(claim, t) for t in texts])] if texts else []
         if name == "ce": return name, fce
-        return name, lambda claim, texts: [(c + nz(support_overlap(claim, t, figures_required=True))) / 2 for c, t in zip(fce(claim, texts), texts)]
+        fcl = lambda claim, texts: [(c + nz(support_overlap(claim, t, figures_required=True))) / 2 for c, t in zip(fce(claim, texts), texts)]
+        if name == "ce+lexical": return name, fcl
+        fn = lambda claim, texts: [0.0 if consistency_conflicts(claim, t) else p for p, t in zip(fcl(claim, texts), texts)]
+        fn.conflicts = consistency_conflicts
+        return name, fn
     from finrag.relevance import get_judge_llm, relevance_many
     llm = llm or get_judge_llm()
-    return f"llm {getattr(llm, 'model', '')}".strip(), lambda claim, texts: [nz(p) for p in relevance_many(claim, texts, llm, instruction=SUPPORT_INSTRUCTION, on_error="nan")]
+    return f"llm {getattr(llm, 'model', '')}".strip(), lambda claim, texts: [nz(p) for p in relevance_many(support_query(claim), texts, llm, instruction=SUPPORT_INSTRUCTION, on_error="nan")]
 
 def verify_citations(res:RAGResult, judge=None,   # a `citation_judge` name, LLM client or callable (default `[graphrag] citation_judge`)
                      threshold:float=0.5,          # support above which a chunk supports a sentence (0.5: an undecided judge supports nothing)
                     ) -> dict:
     """Each sentence of `res.answer` judged against the chunk(s) it cites, then, when they do not support it, against
     the other context chunks, by a `citation_judge`:
-    {sentences: [{text, claim, cited, unknown, non_id, status, p_cited, attributed, p_best}], n_sentences, supported,
+    {sentences: [{text, claim, cited, unknown, non_id, status, p_cited, attributed, p_best, conflicts}], n_sentences, supported,
     reattributed, unsupported, abstains, non_id, unknown, supported_before, supported_after, revised, threshold, judge, calls}.
     status: 'supported' (a cited chunk > threshold), 'reattributed' (another chunk is), 'unsupported', 'abstains'
-    (says the context does not answer; not judged). supported_before/after: shares of the judged sentences.
+    (says the context does not answer; not judged). conflicts: the contradictions with the best cited chunk of a sentence
+    it does not support (a judge with `.conflicts`: `consistency_conflicts`; else []). supported_before/after: shares of the judged sentences.
     How far each judge agrees with a person: results/p1_citation_judges.json."""
     jname, fn = citation_judge(judge)
     ctx = {c.chunk_id: c for c in res.contexts}
@@ -246,13 +373,14 @@ def verify_citations(res:RAGResult, judge=None,   # a `citation_judge` name, LLM
         calls += len(cids)
         return dict(zip(cids, fn(claim, [ctx[c].text for c in cids])))
     for s in sents:
-        s.update(status=None, p_cited=None, attributed=None, p_best=None)
+        s.update(status=None, p_cited=None, attributed=None, p_best=None, conflicts=[])
         if _NO_ANSWER.search(s["claim"]) or not re.search(r"\w", s["claim"]): s["status"] = "abstains"; continue
         ps = judge(s["claim"], s["cited"]) if s["cited"] else {}
         if ps:
             best = max(ps, key=lambda c: (ps[c], -s["cited"].index(c)))
             s["p_cited"] = ps[best]
             if ps[best] > threshold: s.update(status="supported", attributed=best, p_best=ps[best]); continue
+            if hasattr(fn, "conflicts"): s["conflicts"] = fn.conflicts(s["claim"], ctx[best].text)
         ps |= judge(s["claim"], [c for c in ctx if c not in ps])
         if not ps: s["status"] = "unsupported"; continue
         best = max(ps, key=lambda c: (ps[c], c in s["cited"]))
@@ -271,13 +399,23 @@ def verify_citations(res:RAGResult, judge=None,   # a `citation_judge` name, LLM
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #29cbf019
 def citation_summary(v:dict) -> str:
-    "One line of counts and one line per re-attributed or unsupported sentence of a `verify_citations` result."
+    "One line of counts and one line per re-attributed or unsupported sentence of a `verify_citations` result (each sentence on one line, its contradictions named)."
     L = [f"citation check (judge {v['judge']}, support > {v['threshold']:g}): {v['n_sentences']} sentences: {v['supported']} supported, "
          f"{v['reattributed']} re-attributed, {v['unsupported']} unsupported" + (f", {v['abstains']} say the context does not answer" if v["abstains"] else "")
          + (f"; NOT CHUNK IDS: {', '.join('[' + t + ']' for t in v['non_id'])}" if v["non_id"] else "")]
     for s in v["sentences"]:
-        short = s["claim"] if len(s["claim"]) <= 70 else s["claim"][:69] + "…"
+        claim = " ".join(s["claim"].split())
+        short = claim if len(claim) <= 70 else claim[:69] + "…"
+        why = f"; contradicts it: {', '.join(s['conflicts'])}" if s.get("conflicts") else ""
         was = ", ".join(c[:CITE_ID_CHARS] for c in s["cited"]) or "none"
         if s["status"] == "reattributed": L.append(f"  re-attributed [{was}] → [{s['attributed'][:CITE_ID_CHARS]}] (support {s['p_best']:.2f}): {short}")
-        elif s["status"] == "unsupported": L.append(f"  unsupported (cited [{was}]; best support {s['p_best'] or 0:.2f}): {short}")
+        elif s["status"] == "unsupported": L.append(f"  unsupported (cited [{was}]; best support {s['p_best'] or 0:.2f}{why}): {short}")
     return "\n".join(L)
+
+ANSWER_CONTINUATION = "      | "   # what every further line of a printed answer starts with (under the text after "answer: ")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+def quote_answer(text:str) -> str:
+    """`text` (an answer, or one streamed piece of it) with every line break followed by `ANSWER_CONTINUATION`: printed
+    after "answer: ", no line of an answer can pass for one of finrag's own status lines (`citation_summary`)."""
+    return _LINE_BREAK.sub("\n" + ANSWER_CONTINUATION, text)

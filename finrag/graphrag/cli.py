@@ -4,17 +4,18 @@
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0004
 from __future__ import annotations
-import dataclasses, json, shlex, sys, time
+import dataclasses, json, sys, time
 from pathlib import Path
 import typer
 from ..core import FinragError, Timings, sample_news_path
 from ..cli_options import EngineOptions, options_command
 from ..config import check_range, get_settings
-from ..report import enrichment_table, format_comparison, format_contexts, format_footer, llm_banner, printable
+from ..report import (enrichment_table, format_comparison, format_contexts, format_expansion, format_footer, graph_expansion,
+                           llm_banner, printable)
 
 # %% auto #0
-__all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'enrich', 'ingest', 'store_check',
-           'ask', 'demo_next_steps', 'demo', 'eval_questions', 'GraphOptions', 'eval_graphrag']
+__all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'REATTRIBUTED', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'enrich', 'ingest',
+           'store_check', 'ask', 'demo_next_steps', 'demo', 'eval_questions', 'GraphOptions', 'eval_graphrag']
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0006
 graphrag_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P1: Graph-RAG over financial news.")
@@ -88,12 +89,34 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
         finally: s.close()
     if problems: raise typer.Exit(1)
 
+# %% ../../nbs/19_graphrag.cli.ipynb #c0f8a893
+def _check_answer(r) -> dict:
+    """Each sentence of `r.answer` checked against the chunk it cites (`verify_citations`) into `r.llm['verification']`
+    (and `r.timings['verify']`). When the check cannot run — its judge's model fails its check
+    (`finrag.model_files.verify_model_folder`) or another `FinragError` — the answer stands and the verification says why:
+    {'ran': False, 'error': the one-line reason}; `ask` prints it under the answer (`--json`: on stderr and in the JSON)."""
+    from finrag.graphrag.answer import verify_citations
+    t = Timings()
+    try:
+        with t("verify"): r.llm["verification"] = verify_citations(r)
+    except FinragError as e: r.llm["verification"] = {"ran": False, "error": str(e)}
+    r.timings["verify"] = t["verify"]
+    return r.llm["verification"]
+
+
 # %% ../../nbs/19_graphrag.cli.ipynb #c0f8a894
-def _footer(r) -> str:
-    "`format_footer(r)` and, when the answer's citations were checked, their summary (`citation_summary`)."
+REATTRIBUTED = ("  (re-attributed [a] → [b]: the sentence cited chunk a ([none]: it cited no chunk), which does not support it; "
+                "chunk b of the context does, so the sentence is credited to b. support: the judge's score in [0, 1])")
+
+def _footer(r, explained:set|None=None) -> str:
+    "`format_footer(r)` and, when the answer's citations were checked, their summary (`citation_summary`); the first re-attribution (per `explained`) gets the `REATTRIBUTED` legend."
     from finrag.graphrag.answer import citation_summary
     v = (r.llm or {}).get("verification")
-    return format_footer(r) + ("\n" + printable(citation_summary(v)) if v else "")
+    if not v: return format_footer(r)
+    if not v.get("ran", True): return format_footer(r) + "\n" + printable(f"citation check did not run: {v['error']}")
+    legend = v["reattributed"] > 0 and "reattributed" not in (explained if explained is not None else set())
+    if legend and explained is not None: explained.add("reattributed")
+    return format_footer(r) + "\n" + printable(citation_summary(v)) + ("\n" + REATTRIBUTED if legend else "")
 
 def _verify_default(verify:bool|None) -> bool:
     "The `--verify/--no-verify` choice, else `[graphrag] verify` (on: its judge agrees with a person's reading, results/p1_citation_judges.json)."
@@ -101,17 +124,18 @@ def _verify_default(verify:bool|None) -> bool:
 
 def _stream_answer(rag, r, verify:bool=False):
     "Answer `r`, printing the model, the time estimate and the answer as it is written; with `verify`, check each sentence's citation (`verify_citations`)."
-    from finrag.graphrag.answer import answer, build_prompt, prompt_tokens_estimate
+    from finrag.graphrag.answer import answer, build_prompt, prompt_tokens_estimate, quote_answer
     llm = rag.llm
+    sys.stdout.flush()
+    llm.identity        # start the local server now (its GGUF assembled once, with a progress bar on stderr) and load the model: never inside the answer line
     typer.echo(llm_banner(llm, prompt_tokens_estimate(build_prompt(r))), err=True)
     typer.echo("answer: ", nl=False)
-    answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(printable(s)), sys.stdout.flush()))
+    answer(rag, r, llm=llm, on_token=lambda s: (sys.stdout.write(printable(quote_answer(s))), sys.stdout.flush()))   # no answer line passes for a status line
     typer.echo("")
     if verify and r.answer:
-        from finrag.graphrag.answer import verify_citations
         typer.echo(f"checking each sentence against the chunk it cites (judge: {get_settings().graphrag.citation_judge}; its agreement "
                    "with a person's reading: results/p1_citation_judges.json) …", err=True)
-        r.llm["verification"] = verify_citations(r)
+        _check_answer(r)
 
 @graphrag_app.command()
 def ask(question:str=typer.Argument(..., help="The question."),
@@ -121,7 +145,9 @@ def ask(question:str=typer.Argument(..., help="The question."),
         json_out:bool=typer.Option(False, "--json", help="Print the result as JSON (the RAGResult type)."),
         no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
         verify:bool=typer.Option(None, "--verify/--no-verify", help="Check each answer sentence against the chunk it cites (default: [graphrag] verify; how far its judge agrees with a person: results/p1_citation_judges.json).")):
-    "Answer a question from a store with vector RAG or 2-hop Graph-RAG; the answer streams as the LLM writes it, then each sentence's citation is checked (`[graphrag] verify`; --no-verify skips it)."
+    """Answer a question from a store with vector RAG or 2-hop Graph-RAG; graph mode also says what the graph did beyond the
+    vector top-k (edges followed at τ, companies and chunks added; `--json`: `graph_expansion`); the answer streams as the
+    LLM writes it, then each sentence's citation is checked (`[graphrag] verify`; --no-verify skips it)."""
     from finrag.graphrag.rag import GraphRAG
     from finrag.graphrag.answer import answer
     from finrag.config import GraphRAGSettings
@@ -129,10 +155,16 @@ def ask(question:str=typer.Argument(..., help="The question."),
     rag = GraphRAG(store)
     try:
         r = rag.retrieve(question, mode, tau)
+        v = rag.retrieve(question, "vector") if r.mode == "graph" else None      # the baseline the graph is compared with
         if json_out:
-            if not no_llm: answer(rag, r, verify=_verify_default(verify))
-            typer.echo(printable(r.to_json(indent=1))); return
+            if not no_llm:
+                answer(rag, r)
+                if _verify_default(verify) and r.answer and not _check_answer(r).get("ran", True):
+                    typer.echo(printable(f"citation check did not run: {r.llm['verification']['error']}"), err=True)
+            out = r.to_dict() | {"graph_expansion": graph_expansion(v, r) if v else None}
+            typer.echo(printable(json.dumps(out, ensure_ascii=False, indent=1))); return
         typer.echo(format_contexts(r))
+        if v: typer.echo(format_expansion(v, r, indent=""))
         if not no_llm: _stream_answer(rag, r, verify=_verify_default(verify))
         typer.echo(_footer(r))
     finally: rag.store.close()
@@ -150,13 +182,13 @@ DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invent
 
 # %% ../../nbs/19_graphrag.cli.ipynb #7342b729
 def demo_next_steps(root=None) -> str:
-    "What `finrag demo` suggests next: the lessons, then real news fetched into the data root (`finrag data get fnspid-aapl`) and ingested from where that puts it."
+    "What `finrag demo` suggests next: the lessons, then real news fetched into the data root (`finrag data get fnspid-aapl`, when missing) and ingested from where `finrag data path` says it is."
     from finrag.download import SOURCES, data_root
     f = data_root(root)/SOURCES["fnspid-aapl"].files[0].path
     get = "" if f.exists() else "  finrag data get fnspid-aapl\n"
     return ("\nNext: the method is narrated in nbs/13_graphrag.ingest.ipynb and nbs/15_graphrag.rag.ipynb. On real news (143 Nasdaq.com articles about Apple):\n"
-            f"{get}  finrag ingest {shlex.quote(str(f))} --store stores/fnspid      # = \"$(finrag data path fnspid-aapl)\"\n"
-            "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph --json")
+            f"{get}  finrag ingest \"$(finrag data path fnspid-aapl)\" --store stores/fnspid\n"
+            "  finrag ask \"How do Microsoft and Nvidia affect Apple?\" --store stores/fnspid --mode graph")
 
 # %% ../../nbs/19_graphrag.cli.ipynb #0296127e
 @graphrag_app.command()
@@ -164,7 +196,9 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
          no_llm:bool=typer.Option(False, "--no-llm", help="Retrieval only."),
          tau:float=typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau): try 0.0 vs 0.7."),
          verify:bool=typer.Option(None, "--verify/--no-verify", help="Check each answer sentence against the chunk it cites (default: [graphrag] verify).")):
-    "Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG on three relational questions (answers stream)."
+    """Ingest the made-up sample and compare vector RAG with 2-hop Graph-RAG — the budgeted graph (`finrag ask`'s) and the
+    paper's (the edges followed at τ, the companies and chunks they add) — on three relational questions; vector and the
+    budgeted graph answer (streamed)."""
     from finrag.graphrag.ingest import ingest as _ingest
     from finrag.graphrag.rag import GraphRAG
     from finrag.config import GraphRAGSettings, check_range
@@ -173,18 +207,23 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     store = store or get_settings().cache_dir/"demo-store"
     rep = _ingest(sample_news_path(), store)
     typer.echo(f"store {store}: {rep.summary()}")
-    rag, t0, models = GraphRAG(store, tau=tau), time.perf_counter(), set()     # the library's defaults: what `finrag ask` runs
-    typer.echo(f"graph mode as `finrag ask --mode graph` runs it ([graphrag] in settings.ini): one budget of {rag.budget_chunks} chunks / "
+    rag, t0, models, explained = GraphRAG(store, tau=tau), time.perf_counter(), set(), set()     # the library's defaults: what `finrag ask` runs
+    paper = GraphRAG(rag.store, embedder=rag.embedder, tau=tau, graph_mode="paper")                # P1 as published, for comparison
+    typer.echo(f"budgeted graph, as `finrag ask --mode graph` runs it ([graphrag] in settings.ini): one budget of {rag.budget_chunks} chunks / "
                f"{rag.budget_tokens} tokens shared by the question's companies' news and the news of companies connected by an "
                f"INFLUENCES edge above τ = {rag.tau}, ranked together")
+    typer.echo(f"paper 2-hop graph (graph_mode = paper, P1 §3): the vector top-{paper.k} as seeds; every INFLUENCES edge from their "
+               f"companies above τ = {paper.tau} is followed, and each company reached adds its {paper.neighbor_top} chunks most similar "
+               f"to the question (cosine > {paper.neighbor_min_sim}), unbounded; retrieval only here")
     try:
         for q in DEMO_QUESTIONS:
-            v, g = rag.retrieve(q, "vector"), rag.retrieve(q, "graph")
-            typer.echo(format_comparison(q, v, g, rag.tau))
+            v, g, p = rag.retrieve(q, "vector"), rag.retrieve(q, "graph"), paper.retrieve(q, "graph")
+            typer.echo(format_comparison(q, v, {"budgeted graph (default)": g, "paper 2-hop graph": p}))
             for r in (v, g):
                 typer.echo(format_contexts(r, show_text=90))
                 if not no_llm: _stream_answer(rag, r, verify=_verify_default(verify)); models.add(r.llm["model"])
-                typer.echo(_footer(r))
+                typer.echo(_footer(r, explained))
+            typer.echo(format_contexts(p, show_text=90, title="graph, paper 2-hop", skip=v.chunk_ids))
     finally: rag.store.close()
     if models: typer.echo(f"\nAnswered by {', '.join(sorted(models))} in {time.perf_counter() - t0:.0f} s; the news was made up (see above).")
     typer.echo(demo_next_steps())

@@ -301,9 +301,13 @@ class LadybugGraph(GraphStore):
                 raise FinragError(f"{self.path}: written by another LadybugDB storage format ({msg}); this is ladybug "
                                   f"{ladybug.__version__}. Delete the file and rebuild the graph, or install the ladybug "
                                   f"version that wrote it") from None
-            raise FinragError(f"{self.path}: cannot open the LadybugDB graph store: {msg}") from None
+            msg = msg.replace(" The database may be checkpointing; please retry later.", "")   # finrag's store lock rules that out
+            raise FinragError(f"{self.path}: cannot open the LadybugDB graph store (a damaged or truncated file): {msg}") from None
         if not read_only: self._schema()
-        self._check_format()
+        try: self._check_format()
+        except RuntimeError as e:           # opened, but without finrag's tables (e.g. an empty file opened read-only)
+            self.close()
+            raise FinragError(f"{self.path}: not a finrag graph ({str(e).replace('Binder exception: ', '')})") from None
 
     def _schema(self):
         for s in LADYBUG_SCHEMA: self._conn.execute(s)

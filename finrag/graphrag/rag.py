@@ -36,9 +36,12 @@ class RAGResult:
     contexts: list = field(default_factory=list)   # list[ContextItem]
     entities: list = field(default_factory=list)   # tickers present in the context, sorted
     neighbours: list = field(default_factory=list) # graph mode: INFLUENCES edges followed {seed, neighbour, intensity, n_chunks}
+    candidate_edges: list = field(default_factory=list) # budgeted graph: every edge above τ from the anchors to another company (`neighbours`: those whose news entered the budget)
     timings: dict = field(default_factory=dict)    # seconds per stage
     llm: dict|None = None                          # model, tokens, latency, cached
     route: dict|None = None                        # mode 'auto': {mode, why, entities} of the router
+    score_kind: str = ""                           # what each context chunk's `score` is, e.g. 'cosine similarity to the question'
+    tau: float|None = None                         # graph mode: the INFLUENCES threshold τ the edges were followed at
 
     def to_dict(self) -> dict: return asdict(self)
     def to_json(self, **kw) -> str: return json.dumps(self.to_dict(), ensure_ascii=False, **kw)
@@ -251,7 +254,8 @@ class GraphRAG:
         if mode == "auto":
             with t("route"): route = self.route(question)
             mode = route["mode"]
-        res = RAGResult(question, mode, route=route)
+        res = RAGResult(question, mode, route=route, tau=tau if mode == "graph" else None)
+        res.score_kind = self.score_kind(mode, lexical)
         with t("embed_query"): q = self.embedder.encode([question])[0].astype("float32")
         if mode == "graph" and self.graph_mode == "budget": self._budget_graph(q, question, res, tau, t, route)
         else:
@@ -269,13 +273,21 @@ class GraphRAG:
         res.timings = dict(t)
         return res
 
+    def score_kind(self, mode:str, lexical:float=0.0) -> str:
+        "What `retrieve(…, mode, lexical=lexical)` puts in each context chunk's `score`: the legend of a printed context."
+        fused = lambda w: f"fused score: cosine + {w:g} × BM25 / best BM25"
+        if mode == "graph" and self.graph_mode == "budget":
+            return (fused(self.lexical) if self.lexical > 0 else "cosine similarity to the question") + " (network chunks: × edge intensity)"
+        return fused(lexical) if mode == "vector" and lexical > 0 else "cosine similarity to the question"
+
     def _hop(self, q, res:RAGResult, tau:float, t:Timings):
         "P1's hop 2, unbounded: every neighbour's top `neighbor_top` chunks with cosine > `neighbor_min_sim` appended to the seeds."
         seeds = list(dict.fromkeys(tk for c in res.contexts for tk in c.tickers))
         with t("graph_hop"):
             nbrs = self.store.graph.neighbours(seeds, tau) if seeds else []
             by_nbr = {}
-            for n in nbrs: by_nbr.setdefault(n["neighbour"], n)           # strongest edge into each neighbour
+            for n in nbrs:                                                # strongest edge into each neighbour (order: first seen)
+                if n["intensity"] > by_nbr.get(n["neighbour"], {"intensity": -1.0})["intensity"]: by_nbr[n["neighbour"]] = n
             chunk_ids = self.store.graph.chunks_of(list(by_nbr)) if by_nbr else {}
         res.neighbours = nbrs
         with t("rerank"):
@@ -347,4 +359,4 @@ class GraphRAG:
             res.contexts = budget_select(list(pool.values()), anchors, self.budget_chunks, self.budget_tokens,
                                          diversity=div, floor=self.floor, reserve=reserve, pinned=pinned)
         used = {c.via["neighbour"] for c in res.contexts if c.via}
-        res.neighbours = [n for n in nbrs if n["neighbour"] in used]
+        res.neighbours, res.candidate_edges = [n for n in nbrs if n["neighbour"] in used], [n for n in nbrs if n["neighbour"] not in anchors]

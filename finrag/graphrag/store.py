@@ -304,7 +304,8 @@ class NewsStore:
             if ro and _graph_backend() == "ladybug" and not (self.path/"graph").exists():
                 self.problems.append(f"the graph file {self.path/'graph'} is missing")
                 raise FinragError(f"{self.path}: damaged or interrupted store: {self.problems[-1]}; {_REPAIR_HINT}")
-            self._graph = open_graph(self.path, read_only=ro)
+            try: self._graph = open_graph(self.path, read_only=ro)         # a damaged graph file: `repair` moves it aside, rebuilds it
+            except FinragError as e: raise e if _graph_backend() != "ladybug" else FinragError(f"{self.path}: damaged store: {e}; {_REPAIR_HINT}") from None
             n = self.meta.get("n_chunks")
             if self.check_graph and n is not None and not self.problems and (m := self._graph.counts()["chunks"]) != n:
                 self.problems.append(f"the graph holds {m} chunks, meta.json says {n}")

@@ -24,7 +24,7 @@ hierarchical_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help
 def answer(question:str=typer.Argument(..., help="The question."),
            data:Path=typer.Option(..., "--data", help="BEIR folder whose corpus.jsonl is answered from."),
            k:int=typer.Option(None, "--k", help="Documents to answer from (default: [hierarchical] final_k, 20)."),
-           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 (none: stage 1 alone, the measured default)."),
+           stage2:str=typer.Option(None, help="Stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 (the trained cross-encoder; none: stage 1 alone)."),
            threshold:int=typer.Option(None, "--threshold", help="Context tokens above which the documents are split (default: long_context_threshold(), 60 % of [models] llm_ctx, at most 64k)."),
            split:bool=typer.Option(True, "--split/--no-split", help="Split/merge above the threshold (--no-split: cut to fit, one call)."),
            json_out:bool=typer.Option(False, "--json", help="Print the answer as JSON.")):
@@ -59,16 +59,22 @@ class TrainOptions:
     batch_size:int = typer.Option(None, "--batch-size")
     max_length:int = typer.Option(None, "--max-length", help="Tokens per (query, document) pair (cross-encoder) or per text (bi-encoder).")
     save_steps:int = typer.Option(None, "--save-steps", help="Checkpoint interval (a stopped run resumes).")
+    n_neg:int = typer.Option(None, "--n-neg", help="Mined hard negatives per positive.")
+    restart:bool = typer.Option(False, "--restart", help="Drop the checkpoints of an earlier run in --out instead of resuming it.")
 
 def _train_opts(sources, queries, opts:TrainOptions) -> tuple:
     from finrag.train import TRAIN_SOURCES
     names = list(sources or ("tatqa-train-a", "financial-qa-10k"))
     bad = [n for n in names if n not in TRAIN_SOURCES and not n.startswith("dev:")]
     if bad: raise FinragError(f"--source {bad[0]!r}: use one of {', '.join(TRAIN_SOURCES)} or dev:<corpus>")
+    from finrag.config import check_range
+    from finrag.train import TrainRecipe
     o = opts
-    for opt, v in (("--queries", queries), ("--epochs", o.epochs), ("--max-length", o.max_length), ("--batch-size", o.batch_size), ("--save-steps", o.save_steps)):
-        if v is not None and v < 1: raise FinragError(f"{opt} {v}: give a positive number")
-    if o.lr is not None and not 0 < o.lr < 1: raise FinragError(f"--lr {o.lr}: give a learning rate in (0, 1)")
+    for opt, v in (("--queries", queries), ("--save-steps", o.save_steps)):
+        if v is not None and not 1 <= v <= 10**9: raise FinragError(f"{opt} {v}: give a number in [1, 10^9]")
+    for opt, key, v in (("--epochs", "epochs", o.epochs), ("--max-length", "max_length", o.max_length), ("--batch-size", "batch_size", o.batch_size),
+                        ("--lr", "lr", o.lr), ("--n-neg", "n_neg", o.n_neg)):
+        if v is not None: check_range(TrainRecipe, key, v, option=opt)
     return names
 
 def _given(**kw) -> dict:
@@ -92,14 +98,18 @@ def train_cross_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int
                             out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/ce-minilm-fin)."),
                             onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (what --stage2 ce:DIR loads)."),
                             train:TrainOptions=None,
-                            window:int=typer.Option(None, "--window", help="Words of each document read (the window sharing most words with the query).")):
-    "Train the cross-encoder (BCE on mined pairs; resumable, progress bar)."
+                            window:int=typer.Option(None, "--window", help="Words of each document read (the window sharing most words with the query)."),
+                            loss:str=typer.Option(None, "--loss", help="bce (pointwise), lambda or listnet (listwise); default the recipe's (finrag.train).")):
+    "Train the cross-encoder (BCE or a listwise loss on mined hard negatives; resumable, progress bar)."
     from finrag.train import train_cross_encoder
     names = _train_opts(sources, queries, train)
-    if window is not None and window < 1: raise FinragError(f"--window {window}: give a positive number")
+    from finrag.config import check_range
+    from finrag.train import TrainRecipe
+    if window is not None: check_range(TrainRecipe, "window", window, option="--window")
     from finrag.config import get_settings
     out = out or get_settings().cache_dir/"models"/"ce-minilm-fin"
-    _trained(train_cross_encoder(out, names, data, queries=queries, **_given(**dataclasses.asdict(train), window=window)), onnx, "cross-encoder")
+    if loss is not None: check_range(TrainRecipe, "loss", loss, option="--loss")
+    _trained(train_cross_encoder(out, names, data, queries=queries, **_given(**dataclasses.asdict(train), window=window, loss=loss)), onnx, "cross-encoder")
 
 @train_app.command("bi-encoder")
 @options_command

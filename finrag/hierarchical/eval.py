@@ -154,7 +154,7 @@ class JudgePool:
             if base.d.corpus is not d.corpus: raise InputError("a stage 1 is shared only over the same corpus", field="base")
             self.hr, self.s1 = base.hr, base.s1
         else:
-            self.hr = HierarchicalRetriever(d.corpus, stage1, None, stage1_keep=keep, embedder=embedder, cache_dir=cache_dir)
+            self.hr = HierarchicalRetriever(d.corpus, stage1, "none", stage1_keep=keep, embedder=embedder, cache_dir=cache_dir)
             self.s1 = MemoScorer(self.hr.stage1)
 
     def variant(self, s2=None, **options) -> HierarchicalRetriever:

@@ -47,25 +47,28 @@ def finetuned_ce_dir() -> Path:
     return shipped_model_dir("ce")
 
 def load_ce_scorer(path, min_best:float|None=None) -> CrossEncoderScorer:
-    "A `CrossEncoderScorer` of a trained cross-encoder folder: ONNX Runtime when it holds only `model.onnx` (an export of `finrag.train.export_onnx`), else sentence-transformers; its recipe (`finrag_train.json`) sets the pair length and the query window; `min_best` (None = `[hierarchical] ce_min_best`) the score below which it is unsure of a pool (`CrossEncoderScorer`)."
+    """A `CrossEncoderScorer` of a trained cross-encoder folder: ONNX Runtime when it holds only `model.onnx` (an export of
+    `finrag.train.export_onnx`, verified first: `finrag.model_files.verify_model_folder`), else sentence-transformers; its
+    recipe (`finrag_train.json`, checked by `finrag.model_files.model_recipe`) sets the pair length (256 without one) and the
+    query window; `min_best` (None = `[hierarchical] ce_min_best`) the score below which it is unsure of a pool
+    (`CrossEncoderScorer`). `ModelUnavailableError`, one line naming the file, for a folder that fails a check."""
+    from finrag.model_files import model_recipe, onnx_only
     from finrag.models import load_onnx_cross_encoder
     path = Path(path)
-    rec = next((json.loads((path/f).read_text()) for f in ("finrag_train.json", "finrag_finetune.json") if (path/f).exists()), {})
-    ml, win = rec.get("max_length") or rec.get("recipe", {}).get("max_length", 256), rec.get("window") or rec.get("recipe", {}).get("window")
-    onnx = (path/"model.onnx").exists() and not any((path/f).exists() for f in ("model.safetensors", "pytorch_model.bin"))
-    model = load_onnx_cross_encoder(path, ml) if onnx else str(path)
+    rec = model_recipe(path, "cross-encoder")
+    ml, win = rec["max_length"] or 256, rec["window"]
+    model = load_onnx_cross_encoder(path, ml) if onnx_only(path) else str(path)
     mb = get_settings().hierarchical.ce_min_best if min_best is None else min_best
     return CrossEncoderScorer(model, max_length=ml, window=win, name=f"ce:{path.name}", min_best=mb)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #04b0d8a0
-def _auto_zsum(n:str, corpus:dict, dense:dict, embedder, cache_dir, pre, field:str) -> HybridScorer:
+def _auto_zsum(n:str, corpus:dict, dense:dict, emb, cache_dir, pre, field:str) -> HybridScorer:
     "`zsum:auto[:power]`: z-sum of BM25 (`corpus`) and the bi-encoder (`dense`), each weighted by `pseudo_weights` of its pseudo-query MRR@10 on this corpus (`corpus_pseudo_accuracy`, cached beside the vector cache); the estimate in `.pseudo`."
     from dataclasses import replace as _replace
     from finrag.retrieval import corpus_hash
     from finrag.hierarchical.preretrieval import preprocess_document, preprocess_query
-    try: p = float(n[10:]) if n.startswith("zsum:auto:") else AUTO_POWER
-    except ValueError: raise InputError(f"zsum:auto:<power> needs a number, got {n!r}", field=field) from None
-    members = [BM25Scorer(corpus), BiEncoderScorer(embedder, dense, cache_dir)]
+    p = _scorer_number(n, n[10:], "zsum:auto:<power>", field) if n.startswith("zsum:auto:") else AUTO_POWER
+    members = [BM25Scorer(corpus), BiEncoderScorer(emb(), dense, cache_dir)]   # `emb()`: the embedder, loaded after the name is checked
     view = qfn = None
     if pre is not None:       # the pipeline's rule-based steps, without its report's counts or LLM calls
         cfg = _replace(pre.cfg, use_llm=False)
@@ -97,10 +100,19 @@ def make_scorer(name:str,            # a registered name (`stage_scorer_names()`
     if key is not None: return STAGE_SCORER_BUILDERS[key][0](n, o)
     raise InputError(f"unknown scorer {name!r}; use one of {', '.join(stage_scorer_names())}", field=field)
 
+_SCORER_RANGES = {"zsum:<bm25 weight>": (0.0, 100.0), "zsum:auto:<power>": (0.0, 10.0)}   # a z-score weight (the bi-encoder's is 1); a power of the accuracy ratio
+
+def _scorer_number(n:str, text:str, usage:str, field:str) -> float:
+    "The number `text` of the scorer name `n` (typed as `usage`); `InputError` unless finite and in its range (`_SCORER_RANGES`)."
+    lo, hi = _SCORER_RANGES[usage]
+    try: x = float(text)
+    except ValueError: raise InputError(f"{usage} needs a number, got {n!r}", field=field) from None
+    if not lo <= x <= hi: raise InputError(f"{usage} needs a finite number in [{lo:g}, {hi:g}], got {n!r}", field=field)   # NaN fails both
+    return x
+
 def _weighted_zsum(n, o):
     "zsum with BM25's standard scores weighted (bench/stage1_fusion.py)."
-    try: w = float(n[5:])
-    except ValueError: raise InputError(f"zsum:<bm25 weight> needs a number, got {n!r}", field=o.field) from None
+    w = _scorer_number(n, n[5:], "zsum:<bm25 weight>", o.field)
     return HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir)], fusion="z", weights=[w, 1.0])
 
 def _splade(o): return SpladeScorer(None, o.dense, o.cache_dir and Path(o.cache_dir).parent/"splade")
@@ -125,8 +137,8 @@ register_stage_scorer("biencoder", lambda n, o: BiEncoderScorer(o.emb(), o.dense
 register_stage_scorer("hybrid", lambda n, o: HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir)]))
 register_stage_scorer("zsum", lambda n, o: HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir)], fusion="z"))
 register_stage_scorer("zsum:", _weighted_zsum, "zsum:<bm25 weight>")
-register_stage_scorer("zsum:auto", lambda n, o: _auto_zsum(n, o.corpus, o.dense, o.emb(), o.cache_dir, o.pre, o.field))
-register_stage_scorer("zsum:auto:", lambda n, o: _auto_zsum(n, o.corpus, o.dense, o.emb(), o.cache_dir, o.pre, o.field), "zsum:auto:<power>")
+register_stage_scorer("zsum:auto", lambda n, o: _auto_zsum(n, o.corpus, o.dense, o.emb, o.cache_dir, o.pre, o.field))
+register_stage_scorer("zsum:auto:", lambda n, o: _auto_zsum(n, o.corpus, o.dense, o.emb, o.cache_dir, o.pre, o.field), "zsum:auto:<power>")
 register_stage_scorer("splade", lambda n, o: _splade(o))
 for _n, _f in (("zsum3", "z"), ("rrf3", "rrf"), ("agree3", "agree")): register_stage_scorer(_n, _three(_f))
 register_stage_scorer("maxsim", lambda n, o: MaxSimScorer(o.emb()))

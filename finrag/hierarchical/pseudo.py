@@ -82,7 +82,7 @@ def pseudo_weights(accuracy,           # (k,) a member accuracy each (e.g. pseud
                    power:float=1.0) -> np.ndarray:
     "(k,) z-score weights (accuracy / best accuracy) ** power: the best member 1, a member at half its accuracy 0.5 ** power; all 1 when every accuracy is 0."
     a = np.clip(np.asarray(accuracy, dtype=np.float64), 0, None)
-    if power < 0: raise InputError(f"power must be >= 0, got {power}", field="power")
+    if not 0 <= power < np.inf: raise InputError(f"power must be a finite number >= 0, got {power}", field="power")   # NaN fails too
     return (a/a.max())**power if a.max() > 0 else np.ones(len(a))
 
 # %% ../../nbs/24a_hierarchical.pseudo.ipynb #69eeac41

@@ -278,12 +278,15 @@ def build_options(config:LatticeSettings|None=None, # None = `get_settings().lat
                   where:str="build_tree",           # who asks, for the error
                   **given                           # options of `build_tree`: `BUILD_OPTIONS` and `BUILD_KNOBS` (None: not given)
                  ) -> dict:
-    "Every option of `BUILD_OPTIONS` (the given one, else the record's) and of `BUILD_KNOBS`; `partition_tokens` 0 → None (the whole context), `llm_depth` 0 → None (every level); `InputError` naming an unknown option or one outside its declared range."
+    "Every option of `BUILD_OPTIONS` (the given one, else the record's) and of `BUILD_KNOBS`; `partition_tokens` 0 → None (the whole context), `llm_depth` 0 → None (every level); `InputError` naming an unknown option, one outside its declared range, or `partitioner='llm'` given with the bottom-up strategy (which partitions nothing)."
     knobs = {k: v if (x := given.pop(k, None)) is None else x for k, v in BUILD_KNOBS.items()}
     bad = sorted(set(given) - set(BUILD_OPTIONS))
     if bad: raise InputError(f"{where}: unknown option(s) {', '.join(bad)}; known: {', '.join(BUILD_OPTIONS + tuple(BUILD_KNOBS))}", field=bad[0])
     L = with_overrides(get_settings().lattice if config is None else config, given, where)
     o = {k: getattr(L, k) for k in BUILD_OPTIONS}
+    if given.get("partitioner") == "llm" and o["strategy"] == "bottom-up":      # asked for, and it would do nothing
+        raise InputError(f"{where}: partitioner 'llm' does nothing with strategy 'bottom-up' (it joins documents by agglomerative "
+                         "clustering of their embeddings; no LLM partitions): use strategy 'top-down' or 'hybrid', or leave the partitioner unset", field="partitioner")
     return o | knobs | {"partition_tokens": o["partition_tokens"] or None, "llm_depth": o["llm_depth"] or None}
 
 # %% ../../nbs/33_lattice.build.ipynb #edf355b4

@@ -24,12 +24,14 @@ def retrieval_metrics(run:dict,     # {qid: {doc id: score}}; a missing query co
 
 # %% ../../nbs/37_lattice.eval.ipynb #770c17fd
 def cost_summary(retriever) -> dict:
-    "Mean per-query cost of a LATTICE retriever's `query_stats` (calls, cache_hits, tokens, iterations, leaves_scored, failed_slates, total_seconds), the slowest query and seconds per uncached call; {'queries': 0} before a search."
+    """Mean per-query cost of a LATTICE retriever's `query_stats` (calls, cache_hits, tokens, iterations, leaves_scored, failed_slates,
+    leaves_unjudged, total_seconds), the queries the token budget stopped (`budget_spent`), the slowest query and seconds per uncached call; {'queries': 0} before a search."""
     st = list(retriever.query_stats.values())
     if not st: return {"queries": 0}
-    mean = lambda k: round(float(np.mean([s[k] for s in st])), 2)
+    mean = lambda k: round(float(np.mean([s.get(k, 0) for s in st])), 2)
     return {"queries": len(st), **{k: mean(k) for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "iterations",
-                                                         "leaves_scored", "failed_slates", "total_seconds")},
+                                                         "leaves_scored", "failed_slates", "leaves_unjudged", "total_seconds")},
+            "budget_spent": sum(bool(s.get("budget_spent")) for s in st),
             "max_seconds": round(max(s["total_seconds"] for s in st), 2),
             "seconds_per_uncached_call": round(sum(s["seconds"].get("score", 0) for s in st) / max(1, sum(s["calls"] - s["cache_hits"] for s in st)), 2)}
 

@@ -81,7 +81,9 @@ class LatticeFusion(HybridRetriever):
     @property
     def config(self) -> dict: return {**self.lattice.config, "fusion": self.fusion_label, "with": [r.name for r in self.retrievers[1:]]}
     @property
-    def label(self) -> str: return f"{self.name}({self.lattice.config['scorer']}, beam {self.lattice.beam}; {self.fusion_label} with {', '.join(self.config['with'])})"
+    def label(self) -> str: return f"{self.name}({self.lattice.scorer_label}; {self.fusion_label} with {', '.join(self.config['with'])})"
+    @property
+    def notes(self) -> list[str]: return self.lattice.notes    # LATTICE's: the tree's coverage, how its searches ended
 
 # %% ../../nbs/36b_lattice.plus.ipynb #a06cfeed
 def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})
@@ -121,7 +123,6 @@ def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
         fusion, weights = L.fusion, (list(L.fusion_weights) if weights is None and others is None else weights)
     f = (LatticeFusion.from_corpus(lat, corpus, embedder, rrf_k, fusion, weights) if others is None
          else LatticeFusion(lat, others, rrf_k, fusion=fusion, weights=weights))
-    f.notes = lat.notes
     return f
 
 register_method("lattice++", lattice_plus_retriever, batch=1, doc="LATTICE++: fusion of LATTICE with BM25 and dense (--tree)")

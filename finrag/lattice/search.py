@@ -254,35 +254,57 @@ def within_budget(self:LatticeSearch, jobs:list) -> list:
 def run(self:LatticeSearch, iterations:int,
          token_budget:int|None=None # prompt tokens of the whole search: checked before each step and, for scorers that estimate their prompts, before each slate (`within_budget`); a routed scorer goes on with its `upper` scorer alone
         ) -> LatticeSearch:
-    "Up to `iterations` steps (fewer when the tree is exhausted or the prompt-token budget is spent); returns self."
+    "Up to `iterations` steps (fewer when the tree is exhausted or the prompt-token budget is spent: `budget_spent`); returns self."
     self.token_budget = token_budget
     for _ in range(iterations):
         if token_budget is not None and self.counts["prompt_tokens"] >= token_budget:
-            if not hasattr(self.scorer, "pick"): break
+            if not hasattr(self.scorer, "pick"): self.budget_spent = True; break
             self.llm_spent = True
         if not self.step(): break
     return self
 
 # %% ../../nbs/36_lattice.search.ipynb #5308bd56
 @patch
+def stopped_early(self:LatticeSearch) -> bool:
+    "Whether the search ended before judging what it would have: the token budget spent, a failed slate, or no leaf scored."
+    return bool(self.budget_spent or self.counts["failed_slates"] or not (self.scored & self.leaf & ~self.masked).any())
+
+@patch
 def ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
-    "The scored, unmasked leaves as (doc id, (1−α)·path(parent) + α·calibrated), best first (ties: preorder); the top `k`."
-    leaves = np.flatnonzero(self.scored & self.leaf & ~self.masked)
-    sc = np.array([leaf_score(self.path[self.ix.parent[i]] if i else 1.0, self.cal[i], self.alpha) for i in leaves])
-    order = np.lexsort((leaves, -sc)) if len(leaves) else np.zeros(0, int)
+    """The scored, unmasked leaves as (doc id, (1−α)·path(parent) + α·calibrated), best first (ties: judged first, then preorder);
+    the top `k`. A search that `stopped_early` also ranks its unjudged leaves at (1−α)·path(deepest scored ancestor) (see above)."""
+    ix, judged = self.ix, self.scored & self.leaf & ~self.masked
+    leaves = np.flatnonzero(judged | (self.leaf & ~self.masked) if self.stopped_early() else judged)
+    anc = self.path.copy()                         # path relevance of each node's deepest scored ancestor (itself when scored)
+    for i in range(1, len(ix)):                    # preorder: a parent before its children
+        if not self.scored[i]: anc[i] = anc[ix.parent[i]]
+    sc = np.array([leaf_score(self.path[ix.parent[i]] if i else 1.0, self.cal[i], self.alpha) if judged[i]
+                   else leaf_score(anc[ix.parent[i]] if i else 1.0, 0.0, self.alpha) for i in leaves])
+    order = np.lexsort((leaves, ~judged[leaves], -sc)) if len(leaves) else np.zeros(0, int)
     out, seen = [], set()
     for j in order:
-        d = self.ix.nodes[leaves[j]].doc_id
+        d = ix.nodes[leaves[j]].doc_id
         if d not in seen: seen.add(d); out.append((d, float(sc[j])))
     return out[:k] if k is not None else out
 
 # %% ../../nbs/36_lattice.search.ipynb #b3d6e81d
 @patch
 def stats(self:LatticeSearch) -> dict:
-    "Per-query cost and coverage: LLM calls/tokens, failed/recovered slates, iterations, expanded nodes, scored leaves, seconds."
+    "Per-query cost and coverage: LLM calls/tokens, failed/recovered slates, iterations, expanded nodes, scored leaves, whether the budget stopped it, leaves ranked unjudged, seconds."
+    unjudged = int((self.leaf & ~self.masked & ~self.scored).sum()) if self.stopped_early() else 0
     return {**self.counts, "iterations": len(self.trace), "expanded": int(self.expanded.sum()),
-            "leaves_scored": int((self.scored & self.leaf & ~self.masked).sum()),
-            "seconds": {k: round(v, 3) for k, v in self.t.items()}}
+            "leaves_scored": int((self.scored & self.leaf & ~self.masked).sum()), "budget_spent": bool(self.budget_spent),
+            "leaves_unjudged": unjudged, "seconds": {k: round(v, 3) for k, v in self.t.items()}}
+
+@patch
+def notes(self:LatticeSearch) -> list[str]:
+    "Why the search stopped early and what its ranking holds (empty when it finished): the budget, failed slates, leaves ranked unjudged."
+    if not self.stopped_early(): return []
+    st, out = self.stats(), []
+    if self.budget_spent: out.append(f"token budget spent ({st['prompt_tokens']:,} of {self.token_budget:,} prompt tokens) after {st['iterations']} step(s)")
+    if st["failed_slates"]: out.append(f"{st['failed_slates']} slate(s) failed (a refused or timed-out LLM call, or no usable score in the answer)")
+    if st["leaves_unjudged"]: out.append(f"{st['leaves_unjudged']} leaves ranked unjudged, by their deepest scored ancestor's path relevance")
+    return out
 
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
 SLATE_SCORERS: dict = {}   # name -> (builder(options) -> a slate scorer, one line for --help): the scorers `LatticeRetriever(scorer=name)` builds
@@ -335,7 +357,7 @@ class LatticeRetriever:
         else: raise InputError(f"scorer must be one of {', '.join(SLATE_SCORERS)} ('llm': pointwise) or a callable, got {scorer!r}", field="scorer")
         if token_budget is None: token_budget = {"pointwise": lat.pointwise_tokens, "hybrid": lat.hybrid_tokens}.get(getattr(self.scorer, "name", None))
         self.token_budget = token_budget or None
-        self.query_stats, self.searches = {}, {}
+        self.query_stats, self.searches, self.build_notes = {}, {}, []
 
     @property
     def config(self) -> dict:
@@ -375,6 +397,29 @@ class LatticeRetriever:
 
     def __repr__(self): return f"LatticeRetriever({self.tree!r}, scorer={self.config['scorer']}, beam={self.beam}, iterations={self.iterations})"
     @property
+    def scorer_label(self) -> str:
+        "The scorer, beam and token budget in words (e.g. 'pointwise, beam 2, budget 6000 tokens/query')."
+        return f"{self.config['scorer']}, beam {self.beam}" + (f", budget {self.token_budget} tokens/query" if self.token_budget else "")
+    @property
     def label(self) -> str:
-        "The name results are reported under: the method, its scorer and beam (e.g. 'lattice(pointwise, beam 2)')."
-        return f"{self.name}({self.config['scorer']}, beam {self.beam})"
+        "The name results are reported under: the method, its scorer, beam and token budget (e.g. 'lattice(pointwise, beam 2, budget 6000 tokens/query)')."
+        return f"{self.name}({self.scorer_label})"
+
+    @property
+    def notes(self) -> list[str]:
+        "What `finrag eval retrieval` prints beside the metrics: the builder's `build_notes` (e.g. documents missing from the tree), then `search_notes`."
+        return self.build_notes + self.search_notes()
+    @notes.setter
+    def notes(self, value): self.build_notes = list(value)
+
+    def search_notes(self) -> list[str]:
+        "How the searches so far ended, counted over `query_stats`: stopped by the token budget, with failed slates, ranking leaves they never judged."
+        st, name = list(self.query_stats.values()), self.config["scorer"]
+        n, count = len(st), lambda key: sum(bool(s.get(key)) for s in st)
+        out = []
+        if count("budget_spent"): out.append(f"scorer {name}: the token budget ({self.token_budget} prompt tokens per query) stopped {count('budget_spent')} of {n} searches")
+        if count("failed_slates"): out.append(f"scorer {name}: {count('failed_slates')} of {n} searches had failed slates ({sum(s.get('failed_slates', 0) for s in st)} in all: "
+                                            "refused or timed-out LLM calls, answers without a usable score)")
+        if count("leaves_unjudged"): out.append(f"{count('leaves_unjudged')} of {n} searches stopped early: their rankings go on with the leaves they never judged, "
+                                              "ordered by their deepest scored ancestor's path relevance")
+        return out
