@@ -104,6 +104,59 @@ def redecide(out: Path):
     print(json.dumps(res["decision"], indent=1)); print(f"wrote {out}")
 
 
+COMPARE = {"alone@20": (20, 1.0), "interp@20": (20, 0.5), "interp@50": (50, 0.5)}   # how each model is tried as stage 2
+
+
+def compare_models(a):
+    """Trained cross-encoders against each other and the shipped one (issue 51): each model alone (its order over stage 1's
+    best 20) and as stage 2 interpolated with stage 1 over 20 and 50, on the choosing and reporting halves; the default
+    (`shipped:interp@20`) is replaced by `finrag.protocol.choose_default`. Writes `--out` (train_cross_encoder_study)."""
+    T0, LOAD0 = time.perf_counter(), os.getloadavg()
+    import transformers
+    transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    from finrag.config import get_settings
+    from finrag.hierarchical.pipeline import HierarchicalRetriever, finetuned_ce_dir, load_ce_scorer
+    from finrag.protocol import choose_default, report_vs
+    from finrag.train import file_sha256, machine
+    models = {"shipped": finetuned_ce_dir()} | {Path(m).name.removesuffix("-int8"): Path(m) for m in a.compare}
+    base = get_settings().cache_dir/"bench"/"cross_encoder"
+    res = {"protocol": compare_models.__doc__, "configs": {k: {"pool": p, "weight": w} for k, (p, w) in COMPARE.items()},
+           "stage1": get_settings().hierarchical.stage1, "machine": machine(), "models": {}, "datasets": {}}
+    scorers = {}
+    for tag, m in models.items():
+        rec = json.loads((m/"finrag_train.json").read_text())
+        res["models"][tag] = {"folder": str(m), "sha256": file_sha256(m/"model.onnx"), "bytes": (m/"model.onnx").stat().st_size,
+                              "recipe": rec["recipe"], **{k: rec.get(k) for k in ("n_examples", "n_positive", "steps", "seconds", "examples_per_s", "train_loss", "sources")}}
+        scorers[tag] = load_ce_scorer(m, min_best=0.0)
+    choose, report = {}, {}
+    for name in a.datasets:
+        ds, (ch, rp) = dev_sets(name, a.data, a.queries)
+        res["datasets"][name] = {"choose_n": len(ch.queries), "report_n": len(rp.queries)}
+        for part, store in ((ch, choose), (rp, report)):
+            store.setdefault("stage1", {})[name] = measure(part, "stage1", lambda: HierarchicalRetriever(ds.corpus, stage2="none"), base/"any")
+            for tag, sc in scorers.items():
+                for cfg, (pool, w) in COMPARE.items():
+                    build = lambda sc=sc, pool=pool, w=w: HierarchicalRetriever(ds.corpus, stage2=sc, stage2_pool=pool, fusion="interp", weight=w, stage2_raw=True)
+                    label = f"ce@{pool}" + ("" if w == 1.0 else "+interp")          # the file names of the single-model run's cache
+                    store.setdefault(f"{tag}:{cfg}", {})[name] = measure(part, label, build, base/res["models"][tag]["sha256"][:12])
+        for lab in ("bm25", "dense"):
+            report.setdefault(lab, {})[name] = measure(rp, lab, lab, base/"any")
+    sc_ch = {c: {n: per_query(v) for n, v in per.items()} for c, per in choose.items()}
+    sc_rp = {c: {n: per_query(v) for n, v in per.items()} for c, per in report.items()}
+    chosen, dec = choose_default(sc_ch, {c: v for c, v in sc_rp.items() if c in sc_ch}, "shipped:interp@20", n_resamples=a.resamples)
+    res["decision"] = {"metric": "ndcg@10", "incumbent": "shipped:interp@20", "candidate": dec["candidate"], "chosen": chosen, "verdict": dec["verdict"]}
+    res["choose_ndcg@10"] = {c: {**{n: round(float(np.mean(list(v.values()))), 4) for n, v in per.items()}, "macro": dec["choose_macro"][c]} for c, per in sc_ch.items()}
+    res["report_ndcg@10"] = {"means": {c: {n: round(float(np.mean(list(v.values()))), 4) for n, v in per.items()} for c, per in sc_rp.items()},
+                             "ms_per_query": {c: {n: v["ms_per_query"] for n, v in per.items()} for c, per in report.items()}}
+    for c in sc_ch:
+        if c == "stage1": continue
+        for b in ("stage1", "shipped:interp@20"):
+            if c != b: res["report_ndcg@10"][f"{c}-{b}"] = {k: (rnd(v) if isinstance(v, dict) else v) for k, v in report_vs(sc_rp, c, b, n_resamples=a.resamples).items()}
+    print(json.dumps(res["decision"], indent=1), flush=True)
+    record(Path(a.out).stem, res, vars(a), n=res["datasets"], folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
+    print(f"wrote {a.out}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=None, help="data root (default: $FINRAG_DATA_ROOT, ../shared/data)")
@@ -116,9 +169,11 @@ def main():
     ap.add_argument("--rule", default="mean", choices=("mean", "ci"), help="qualify candidates on the choosing halves by the mean or by the CI lower bound")
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--out", default="results/train_cross_encoder.json")
+    ap.add_argument("--compare", nargs="+", default=None, metavar="DIR", help="trained int8 cross-encoders to compare with the shipped one (writes --out, e.g. results/train_cross_encoder_study.json)")
     ap.add_argument("--redecide", action="store_true", help="only re-apply the protocol's rule to the reporting-half comparisons the results file holds (no run)")
     a = ap.parse_args()
     if a.redecide: return redecide(Path(a.out))
+    if a.compare: return compare_models(a)
     T0, LOAD0 = time.perf_counter(), os.getloadavg()
     import transformers
     transformers.logging.set_verbosity_error(); logging.getLogger("sentence_transformers").setLevel(logging.ERROR)

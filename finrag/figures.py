@@ -55,20 +55,20 @@ def new_figure(n:int,             # panels
     "(figure, flat list of `n` axes): small multiples on a grid, constrained layout, at most `MAX_WIDTH_PX` wide at `DPI`."
     import matplotlib.pyplot as plt
     ncols = min(n, ncols or n); nrows = math.ceil(n / ncols)
-    w = min(panel[0] * ncols, MAX_WIDTH_PX / DPI - 0.05)
+    w = min(max(panel[0] * ncols, 7.0), MAX_WIDTH_PX / DPI - 0.05)   # at least 7 inches: room for the title and the caption
     fig, axs = plt.subplots(nrows, ncols, figsize=(w, panel[1] * nrows), squeeze=False, layout="constrained", **kw)
     axs = list(axs.flat)
     for ax in axs[n:]: ax.set_visible(False)
     return fig, axs[:n]
 
-# %% ../nbs/09c_figures.ipynb #96be1f1f
+# %% ../nbs/09c_figures.ipynb #b060fa92
 def finish(fig, title:str, caption:str, env:dict|None=None, out=None) -> Path|None:
-    """Title, caption (one line: the data, the split, n; wrapped only where it would not fit the width) and save: `out` at
+    """Title and caption (one line: the data, the split, n; each wrapped only where it would not fit the width) and save: `out` at
     `DPI` (None: not saved); returns the path. A run on a made-up sample (`made_up`) says so in the title."""
     import textwrap
     if fig.get_layout_engine() is None: fig.set_layout_engine("constrained")   # room for the title and the caption
     if env is not None and made_up(env): title = f"{title} — {MADE_UP}"
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * 72 / (11 * 0.6)))), fontsize=11)
     width = int(fig.get_figwidth() * 72 / (7.5 * 0.6))      # characters of 7.5 pt text across the figure
     fig.supxlabel("\n".join(textwrap.wrap(caption, width)), fontsize=7.5, color="#444444")
     if out is None: return None

@@ -65,6 +65,7 @@ class LLMStats:
     relevance_fallbacks: int = 0  # `relevance()` calls whose top log-probabilities held neither yes nor no
     logprob_fallbacks: int = 0    # log-probabilities asked for but malformed (a shape or a non-number): read as none
     too_large: int = 0            # responses refused for passing `max_response_bytes` (never cached)
+    schema_fallbacks: int = 0     # structured answers asked again as free text: the endpoint refused the JSON schema, or answered other JSON (`finrag.graphrag.answer`)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0      # wall seconds of the HTTP calls
@@ -81,7 +82,8 @@ class LLMStats:
         what = {"logprob_fallbacks": "malformed log-probabilities (read from the text instead)",
                 "relevance_fallbacks": "relevance judgements without yes/no log-probabilities (read from the text)",
                 "parse_failures": "answers that were not the JSON asked for", "empty_completions": "empty answers",
-                "too_large": "answers refused as too large"}
+                "too_large": "answers refused as too large",
+                "schema_fallbacks": "cited answers asked again as free text (the endpoint refused the JSON schema, or did not follow it)"}
         got = [f"{getattr(self, k)} {v}" for k, v in what.items() if getattr(self, k)]
         return "note: the LLM gave " + "; ".join(got) + " (none of them cached)" if got else ""
 
@@ -242,9 +244,9 @@ class LLMClient:
             raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key], self.call_deadline,
                              t_end - time.monotonic()) from None
 
-    def _parse(self, r:LLMResponse, json_schema) -> LLMResponse:
+    def _parse(self, r:LLMResponse, json_schema, json_parse=None) -> LLMResponse:
         if json_schema is not None:
-            r.data = parse_json_loose(r.text)
+            r.data = (json_parse or parse_json_loose)(r.text)
             if r.data is None:
                 with self._lock: self.stats.parse_failures += 1
         return r
@@ -285,13 +287,19 @@ def chat(self:LLMClient,
          cache:bool=True,              # read and write the on-disk cache
          logprobs:int|None=None,       # also return the log-probability of each generated token and its `logprobs` best alternatives
          on_token=None,                # stream: called with each piece of text as it arrives (a cache hit: once, with all of it)
+         json_modes:tuple|None=None,   # the JSON forms to try, in order (`_JSON_MODES`); None = from the last form this endpoint took;
+                                       # ('json_schema',): the schema only, an endpoint refusing it raises its `LLMError` (status 400/422)
+         json_parse=None,              # fn(text) -> the value, or None for an answer that is not the JSON asked for (counted, never
+                                       # cached); None = `parse_json_loose`
          **extra                       # more request fields (stop, top_p, repeat_penalty, ...), sent in the JSON body
         ) -> LLMResponse:
     "One chat completion. Raises `InputError` for malformed messages and `LLMError` when the server fails after retries."
     _check_messages(messages)
     t0 = time.perf_counter()
     with self._lock: self.stats.calls += 1
-    modes = _JSON_MODES[_JSON_MODES.index(self._json_mode):] if json_schema is not None else (None,)
+    if json_modes is not None and (not json_modes or set(json_modes) - set(_JSON_MODES)):
+        raise InputError(f"json_modes must be some of {_JSON_MODES}, got {json_modes!r}", field="json_modes")
+    modes = (tuple(json_modes) if json_modes is not None else _JSON_MODES[_JSON_MODES.index(self._json_mode):]) if json_schema is not None else (None,)
     for i, mode in enumerate(modes):
         msgs, rf = _json_request(messages, json_schema, mode) if mode else (list(messages), None)
         req = dict(model=self.model, messages=msgs, max_tokens=max_tokens,
@@ -305,7 +313,7 @@ def chat(self:LLMClient,
         if hit is not None:
             with self._lock: self.stats.cache_hits += 1
             if on_token is not None and hit["text"]: on_token(hit["text"])
-            return self._parse(LLMResponse(**hit, latency_s=time.perf_counter() - t0, cached=True), json_schema)
+            return self._parse(LLMResponse(**hit, latency_s=time.perf_counter() - t0, cached=True), json_schema, json_parse)
         if on_token is not None: req.update(stream=True, stream_options={"include_usage": True})
         try: out = self._create(req, on_token)
         except LLMError as e:
@@ -327,9 +335,9 @@ def chat(self:LLMClient,
             st = self.stats
             st.prompt_tokens += rec["prompt_tokens"]; st.completion_tokens += rec["completion_tokens"]; st.seconds += dt
             st.empty_completions += empty
-            if mode: self._json_mode = mode
+            if mode and json_modes is None: self._json_mode = mode
         res = self._parse(LLMResponse(**rec, latency_s=dt, cached=False, first_token_s=out.get("_first_token_s"),
-                                      server_timings=out.get("timings"), empty=empty), json_schema)
+                                      server_timings=out.get("timings"), empty=empty), json_schema, json_parse)
         unparsed = json_schema is not None and res.data is None
         if cache and self.cache is not None and not (empty or bad_logprobs or unparsed): self._cache_set(key, rec)   # a malformed answer is asked again next time
         return res

@@ -81,7 +81,8 @@ def _sidecar(path:Path, cache_dir=None) -> Path:
     return d/"hashes"/f"{stable_id(str(path.resolve()), n=12)}-{path.name}.json"
 
 def _stat_key(path:Path) -> dict:
-    st = path.stat(); return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino}   # a file replaced by another (a rename) has a new inode
+    st = path.stat()    # a file replaced by another (a rename) has a new inode; one changed in place and its mtime set back, a new ctime
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns}
 
 def _write_sidecar(path:Path, sha:str, cache_dir=None):
     sc = _sidecar(path, cache_dir); sc.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from .config import valid
 from .core import InputError, LoadReport, ModelUnavailableError, atomic_write
 from .data import require_file
+from .llm_server import file_sha256   # the one file hash (remembered by size, mtime, inode)
 from .beir import BeirDataset
 from .protocol import split_queries
 from .relevance import query_window
@@ -17,8 +18,8 @@ from .retrieval import BM25Retriever, doc_text
 
 # %% auto #0
 __all__ = ['TRAIN_SOURCES', 'LOSSES', 'CROSS_ENCODER_RECIPE', 'BI_ENCODER_RECIPE', 'qa_pairs_to_beir', 'training_source',
-           'mine_negatives', 'file_sha256', 'machine', 'source_rows', 'TrainRecipe', 'source_digests',
-           'train_cross_encoder', 'train_bi_encoder', 'export_onnx']
+           'mine_negatives', 'machine', 'source_rows', 'TrainRecipe', 'source_digests', 'train_cross_encoder',
+           'train_bi_encoder', 'export_onnx']
 
 # %% ../nbs/06c_train.ipynb #b895c7d3
 TRAIN_SOURCES = {   # name -> (path under the data root, what it is, licence)
@@ -125,10 +126,6 @@ def mine_negatives(ds:BeirDataset,       # judged training queries and their cor
     return out
 
 # %% ../nbs/06c_train.ipynb #a4b25089
-def file_sha256(path) -> str:
-    "The SHA-256 hex digest of a file."
-    with open(path, "rb") as f: return hashlib.file_digest(f, "sha256").hexdigest()
-
 def machine() -> dict:
     "Where a model was trained or measured: OS, Python, CPU count, torch and sentence-transformers versions, load average."
     import importlib.metadata as md
@@ -388,27 +385,45 @@ def train_bi_encoder(out_dir, sources=None, root=None,   # as `train_cross_encod
 _KEEP = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "modules.json",
          "sentence_bert_config.json", "config_sentence_transformers.json", "finrag_train.json")   # not the trainer's README: the model card is MODEL_CARD.md
 
+def _digest(f:Path) -> str:                      # a file just written in a temporary folder: hashed, not remembered
+    with open(f, "rb") as fh: return hashlib.file_digest(fh, "sha256").hexdigest()
+
 def export_onnx(model_dir,               # a trained cross-encoder or sentence-transformers folder
                 out_dir,                 # the ONNX folder (model.onnx + tokenizer + configs)
                 quantize:bool=True) -> Path:
-    "`out_dir` with `model.onnx` (int8 dynamic quantisation, or fp32) and the files needed to load it offline; `ModelUnavailableError` without weights."
+    """`out_dir` with `model.onnx` (int8 dynamic quantisation, or fp32) and the files needed to load it offline, built in a
+    temporary folder beside it and renamed into place when complete (an existing export is replaced; a failed export
+    leaves nothing). `ModelUnavailableError` without weights; `InputError` naming the file when they cannot be loaded, or
+    when `out_dir` exists and is not a finrag ONNX export."""
+    import tempfile
     from finrag.models import export_transformer
     src, out = Path(model_dir), Path(out_dir)
-    if not any((src/f).exists() for f in ("model.safetensors", "pytorch_model.bin")):
-        raise ModelUnavailableError(f"{src}: no model.safetensors / pytorch_model.bin to export")
-    out.mkdir(parents=True, exist_ok=True)
-    for f in _KEEP:
-        if (src/f).exists(): shutil.copy2(src/f, out/f)
-    for d in src.iterdir():                      # sentence-transformers module folders (pooling, normalise)
-        if d.is_dir() and not d.name.startswith(("_", ".", "checkpoint")): shutil.copytree(d, out/d.name, dirs_exist_ok=True)
-    fp32 = out/"model.fp32.onnx"
-    ce = export_transformer(src, fp32) == "logits"              # the one exporter (finrag.models), the classifier head included
-    if quantize:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-        quantize_dynamic(str(fp32), str(out/"model.onnx"), weight_type=QuantType.QInt8)
-        fp32.unlink()
-    else: os.replace(fp32, out/"model.onnx")
-    meta = {"kind": "cross-encoder" if ce else "bi-encoder", "quantized": "int8-dynamic" if quantize else None,
-            "sha256": file_sha256(out/"model.onnx"), "bytes": (out/"model.onnx").stat().st_size}
-    atomic_write(out/"finrag_onnx.json", json.dumps(meta, indent=1).encode())
+    w = _weights(src) if src.is_dir() else None
+    if w is None: raise ModelUnavailableError(f"{src}: no model.safetensors / pytorch_model.bin to export")
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out/"finrag_onnx.json").exists())):
+        raise InputError("exists and is not a finrag ONNX export: give a new or empty folder", out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        try: ce = export_transformer(src, tmp/"model.fp32.onnx") == "logits"     # the one exporter (finrag.models), the classifier head included
+        except Exception as e:
+            msg = (str(e).strip().splitlines() or [""])[0][:160]
+            raise InputError(f"cannot load the weights ({type(e).__name__}: {msg}): retrain or restore the model", w) from None
+        for f in _KEEP:
+            if (src/f).exists(): shutil.copy2(src/f, tmp/f)
+        for d in src.iterdir():                  # sentence-transformers module folders (pooling, normalise)
+            if d.is_dir() and not d.name.startswith(("_", ".", "checkpoint")): shutil.copytree(d, tmp/d.name)
+        if quantize:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            quantize_dynamic(str(tmp/"model.fp32.onnx"), str(tmp/"model.onnx"), weight_type=QuantType.QInt8)
+            (tmp/"model.fp32.onnx").unlink()
+        else: os.replace(tmp/"model.fp32.onnx", tmp/"model.onnx")
+        meta = {"kind": "cross-encoder" if ce else "bi-encoder", "quantized": "int8-dynamic" if quantize else None,
+                "sha256": _digest(tmp/"model.onnx"), "bytes": (tmp/"model.onnx").stat().st_size}
+        atomic_write(tmp/"finrag_onnx.json", json.dumps(meta, indent=1).encode())
+        if out.exists():
+            old = out.with_name(f".{out.name}.old"); shutil.rmtree(old, ignore_errors=True); os.replace(out, old); shutil.rmtree(old, ignore_errors=True)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True); raise
     return out

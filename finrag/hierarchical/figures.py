@@ -54,7 +54,7 @@ def _p2_own_table(env:dict, metric:str="ndcg@20") -> pd.DataFrame:
     r = env["result"]; p = r.get("params", {})
     rows = {(x["dataset"], x["method"]): x for x in r.get("rows", [])}
     series = [("bm25", "BM25"), ("dense", "dense (MiniLM)"), ("stage 1", f"stage 1 ({p.get('stage1', '?')}, keeps {p.get('stage1_keep', '?')})"),
-              ("fused", f"stage 1 + {p.get('stage2', '?')} ({(r.get('choice') or {}).get('fusion', '?')})")]
+              ("fused", f"stage 1 → {p.get('stage2', '?')}" + ("" if (f := (r.get("choice") or {}).get("fusion", "?")) == "none" else f", fused {f}"))]
     out = []
     for d in p.get("datasets", []):
         for m, label in series:

@@ -93,7 +93,7 @@ def p3_table(env:dict,                 # the P3 headline envelope (results/p3_ce
     """The numbers of P3's nDCG@10 figure per corpus (panel): BM25, dense, their z-score hybrid, LATTICE (embeddings) and
     LATTICE++ as shipped on the reporting halves with bootstrap 95 % CIs (LATTICE++: the paired CI vs the member best on the
     development half, placed at its mean), then the LLM-scored LATTICE of `llm_env` with its own n. From a P3 experiment's
-    own envelope: the methods it ran (no CI). A failed run (`run_failed`) is a row without a value and a note."""
+    own envelope: the methods it ran (no CI). A failed LATTICE run (`run_failed`) is a row without a value and a note."""
     r, out = env["result"], []
     if "lattice++" not in r: out = _p3_own_rows(r)
     else:
@@ -126,7 +126,7 @@ def _p3_own_rows(r:dict) -> list[dict]:
         for m, label in (("bm25", "BM25"), ("dense", "dense (MiniLM)"), ("hybrid", "BM25 + dense (RRF)"),
                          ("lattice pointwise", "LATTICE, LLM pointwise"), ("lattice++ pointwise", "LATTICE++, LLM pointwise")):
             x = r[k]["main"].get(m)
-            failed = run_failed(x)
+            failed = run_failed(x) if m.startswith("lattice") else not x     # a baseline's recall of 0 is a measurement
             out.append(dict(panel=panel, series=label, key=m, value=math.nan if failed else x["ndcg@10"], n=as_float(n),
                             note=(f"{FAILED_NOTE} on its {n} queries" if x else "not run") if failed else ""))
     return out
@@ -178,7 +178,7 @@ def p3_ablations_figure(env:dict, out=None) -> pd.DataFrame:
         if "x" in d and d.x.notna().all():
             ax.plot(d.x, d.value, "o-", color=COLORS["lattice"]); ax.margins(x=0.2)
             for s in d.itertuples(): ax.annotate(f"{s.value:.3f}, {s.note}", (s.x, s.value), textcoords="offset points", xytext=(4, 4), fontsize=7.5)
-            ax.set_xlabel("branching M (children per node)", fontsize=8.5); ax.set_ylabel("nDCG@10", fontsize=8.5); ax.set_ylim(0, 1)
+            ax.set_xlabel("branching M (children per node)", fontsize=8.5); ax.set_ylabel("nDCG@10", fontsize=8.5); ax.set_ylim(0, 1.15)
         else: bar_panel(ax, d, colors={s: COLORS["llm"] for s in d.series}); ax.set_xlabel("nDCG@10", fontsize=8.5)
         ax.set_title(p, fontsize=10)
     sf = env["result"].get("scifact", {})
