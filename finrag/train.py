@@ -17,9 +17,9 @@ from .relevance import query_window
 from .retrieval import BM25Retriever, doc_text
 
 # %% auto #0
-__all__ = ['TRAIN_SOURCES', 'LOSSES', 'CROSS_ENCODER_RECIPE', 'BI_ENCODER_RECIPE', 'qa_pairs_to_beir', 'training_source',
-           'mine_negatives', 'machine', 'source_rows', 'TrainRecipe', 'source_digests', 'train_cross_encoder',
-           'train_bi_encoder', 'export_onnx']
+__all__ = ['TRAIN_SOURCES', 'LOSSES', 'CROSS_ENCODER_RECIPE', 'BI_ENCODER_RECIPE', 'QUANTIZE', 'qa_pairs_to_beir',
+           'training_source', 'mine_negatives', 'machine', 'source_rows', 'TrainRecipe', 'source_digests',
+           'train_cross_encoder', 'train_bi_encoder', 'export_onnx']
 
 # %% ../nbs/06c_train.ipynb #b895c7d3
 TRAIN_SOURCES = {   # name -> (path under the data root, what it is, licence)
@@ -388,9 +388,26 @@ _KEEP = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_toke
 def _digest(f:Path) -> str:                      # a file just written in a temporary folder: hashed, not remembered
     with open(f, "rb") as fh: return hashlib.file_digest(fh, "sha256").hexdigest()
 
+QUANTIZE = {   # export_onnx's int8 modes: onnxruntime dynamic quantisation of the weights (activations quantised at run time)
+    "int8": {},                                       # every MatMul/Gather weight, one scale per tensor (the shipped models)
+    "int8-per-channel": {"per_channel": True},        # one scale per output channel
+    "int8-keep-ends": {"per_channel": True, "ends": True},  # per channel, the embedding lookups and the last layer's MatMuls kept fp32
+}
+
+def _quantize(fp32:Path, out:Path, mode:str):
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    opt = dict(QUANTIZE[mode])
+    exclude = None
+    if opt.pop("ends", False):
+        import onnx
+        g = onnx.load(str(fp32), load_external_data=False).graph
+        mm = [n.name for n in g.node if n.op_type == "MatMul"]
+        exclude = [n.name for n in g.node if n.op_type == "Gather" and any("embeddings" in i for i in n.input)] + mm[-2:]
+    quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, nodes_to_exclude=exclude, **opt)
+
 def export_onnx(model_dir,               # a trained cross-encoder or sentence-transformers folder
                 out_dir,                 # the ONNX folder (model.onnx + tokenizer + configs)
-                quantize:bool=True) -> Path:
+                quantize:bool|str=True) -> Path: # True = 'int8'; a mode of `QUANTIZE`; False = fp32
     """`out_dir` with `model.onnx` (int8 dynamic quantisation, or fp32) and the files needed to load it offline, built in a
     temporary folder beside it and renamed into place when complete (an existing export is replaced; a failed export
     leaves nothing). `ModelUnavailableError` without weights; `InputError` naming the file when they cannot be loaded, or
@@ -398,6 +415,8 @@ def export_onnx(model_dir,               # a trained cross-encoder or sentence-t
     import tempfile
     from finrag.models import export_transformer
     src, out = Path(model_dir), Path(out_dir)
+    mode = "int8" if quantize is True else quantize
+    if mode and mode not in QUANTIZE: raise InputError(f"quantize={quantize!r}: use one of {', '.join(QUANTIZE)} (or False for fp32)", field="quantize")
     w = _weights(src) if src.is_dir() else None
     if w is None: raise ModelUnavailableError(f"{src}: no model.safetensors / pytorch_model.bin to export")
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out/"finrag_onnx.json").exists())):
@@ -413,12 +432,10 @@ def export_onnx(model_dir,               # a trained cross-encoder or sentence-t
             if (src/f).exists(): shutil.copy2(src/f, tmp/f)
         for d in src.iterdir():                  # sentence-transformers module folders (pooling, normalise)
             if d.is_dir() and not d.name.startswith(("_", ".", "checkpoint")): shutil.copytree(d, tmp/d.name)
-        if quantize:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-            quantize_dynamic(str(tmp/"model.fp32.onnx"), str(tmp/"model.onnx"), weight_type=QuantType.QInt8)
-            (tmp/"model.fp32.onnx").unlink()
+        if mode:
+            _quantize(tmp/"model.fp32.onnx", tmp/"model.onnx", mode); (tmp/"model.fp32.onnx").unlink()
         else: os.replace(tmp/"model.fp32.onnx", tmp/"model.onnx")
-        meta = {"kind": "cross-encoder" if ce else "bi-encoder", "quantized": "int8-dynamic" if quantize else None,
+        meta = {"kind": "cross-encoder" if ce else "bi-encoder", "quantized": {"int8": "int8-dynamic"}.get(mode, mode) or None,
                 "sha256": _digest(tmp/"model.onnx"), "bytes": (tmp/"model.onnx").stat().st_size}
         atomic_write(tmp/"finrag_onnx.json", json.dumps(meta, indent=1).encode())
         if out.exists():

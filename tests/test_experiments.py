@@ -51,7 +51,7 @@ def _p2_financerag(out):
                for v in r["ndcg@20"].values()), r["ndcg@20"]
     assert len(r["rows"]) == len(r["ndcg@20"]) and all(row["n_queries"] == 6 for row in r["rows"]), r["rows"]
     assert all(s["queries"] == 6 and s["dev_queries"] == 6 and s["docs"] <= 6 + 12 for s in r["sizes"].values()), r["sizes"]
-    assert r["ndcg@20"]["bm25"]["mean"] > 0.5 and r["ndcg@20"]["dense"]["mean"] > 0.5, r["ndcg@20"]   # easy made-up queries
+    assert r["ndcg@20"]["bm25"]["mean"] > 0.5 and r["ndcg@20"]["dense"]["mean"] > 0.5, r["ndcg@20"]   # measured 0.877, 0.760 (held-out 6 of the sample)
     assert r["params"]["stage1_keep"] == 100 and r["params"]["final_k"] == 20, r["params"]
     c = r["choice"]
     assert c["fusion"] in r["params"]["fusions"] and set(c["preretrieval_default"]) == {"bm25", "dense"}, c
@@ -109,6 +109,20 @@ def _p1_eval(out):
     assert set(r["pairs"]) >= {"graph vs vector@graph", "paper vs vector@paper", "auto vs vector"}, list(r["pairs"])
     assert {a["system"] for a in r["tau_ablation"]} == {"vector", "graph", "vector@graph", "paper", "vector@paper"}
     assert r["boilerplate"]["raw"]["chunks"] >= r["boilerplate"]["clean"]["chunks"] > 0, r["boilerplate"]
+    # issue 52: the same 2 questions answered as free text and as cited JSON, in vector, graph and hybrid@graph
+    f = out["p1_eval_quick_answer_format.json"]
+    assert f["formats"] == ["text", "cited"] and f["systems"] == ["vector", "graph", "hybrid@graph"], (f["formats"], f["systems"])
+    assert {k: c["answer_format"] for k, c in f["config"].items()} == {"text": "text", "cited": "cited"}, f["config"]
+    for fmt, rows in f["rows"].items():
+        answered = [x for x in rows if x["answered"]]
+        assert len(answered) == 2 * 3 and {x["mode"] for x in answered} == set(f["systems"]), answered
+        assert all(x["answer_format"] == fmt and x["answer_format_used"] in ("text", "cited") for x in answered), answered
+        assert all(x["cited_support_recall"] is None or 0 <= x["cited_support_recall"] <= 1 for x in answered), answered
+        assert "cited_support_recall" in f["metrics"][fmt] and "supported_before" in f["metrics"][fmt], f["metrics"][fmt]
+    c = f["comparison"]
+    assert len(c["split"]["choose"]) == len(c["split"]["report"]) == 1, c["split"]      # one question chooses, one reports
+    assert c["choice"]["default"] in ("text", "cited") and c["fallbacks"]["rows"] == 6, (c["choice"], c["fallbacks"])
+    assert {x["metric"] for x in c["halves"]["report"]} >= {"sentences_cited", "semantic_similarity"}, c["halves"]["report"]
 CHECKS = {"p1_fnspid_graph": _p1_graph, "p1_eval": _p1_eval, "p2_financerag": _p2_financerag, "p3_lattice": _p3_lattice}
 CASES = sorted(p.stem for p in (ROOT / "tests" / "overrides").glob("*.json"))
 

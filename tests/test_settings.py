@@ -139,6 +139,13 @@ def test_p3_lattice_plus_fusion_is_the_recorded_choice():
     if m.group(2): assert lat.fusion_rrf_k == float(m.group(2))
 
 
+def test_p1_answer_format_is_the_recorded_choice():
+    "[graphrag] answer_format is 'text' until results/p1_eval_answer_format.json records the protocol's choice of cited vs free-text answers (issue 52), then that choice."
+    f = RESULTS / "p1_eval_answer_format.json"
+    chosen = results(f.name)["comparison"]["choice"]["default"] if f.exists() else "text"
+    assert get_settings().graphrag.answer_format == chosen
+
+
 def test_p3_growth_defaults_are_the_recorded_choice():
     "[lattice] grow_route, grow_split, stale_share and spill are the setting results/p3_grow.json chose on the development half."
     lat, r = get_settings().lattice, results("p3_grow.json")

@@ -12,7 +12,7 @@ Each company has four questions, one judged document each, of these kinds (the l
 - figure: an exact figure of a quarterly table, without the company's name (dense retrievers read numbers poorly);
 - ticker: a ticker, a quarter and a table column;
 - segment: a JSON segment row (ticker or name, segment, field);
-- units: a figure written in other units than its document ($1.38 billion vs $1,380 million), which only pre-retrieval's
+- units: a figure written in other units than its document ($1.47 billion vs $1,470 million), which only pre-retrieval's
   unit normalisation makes the same index term.
 
 Deterministic: re-running rewrites the same bytes. Nothing here is copied from a public dataset.

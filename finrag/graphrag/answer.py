@@ -16,7 +16,7 @@ __all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS', 'ANSWER_
            'CITED_JSON_TOKENS', 'CITED_SYSTEM_PROMPT', 'SUPPORT_INSTRUCTION', 'NEGATORS', 'NEGATING_VERBS',
            'STOPPING_VERBS', 'DIRECTION_WORDS', 'NEGATION_SCOPE', 'DIRECTION_WINDOW', 'COMPANY_LABELS',
            'CITATION_JUDGES', 'ANSWER_CONTINUATION', 'build_prompt', 'prompt_tokens_estimate', 'fit_context',
-           'check_citations', 'answer', 'answer_many', 'ask', 'cited_schema', 'parse_cited', 'render_cited',
+           'cited_schema', 'parse_cited', 'render_cited', 'check_citations', 'answer', 'answer_many', 'ask',
            'support_query', 'answer_sentences', 'figures', 'support_overlap', 'consistency_conflicts', 'citation_judge',
            'verify_citations', 'citation_summary', 'quote_answer']
 
@@ -80,6 +80,130 @@ def fit_context(res:RAGResult, budget_tokens:int, answer_format:str="text") -> i
         res.contexts.pop(min(pool, key=lambda i: (res.contexts[i].score, -i))); dropped += 1
     res.entities = sorted({tk for c in res.contexts for tk in c.tickers})
     return dropped
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #da27c432
+ANSWER_FORMATS = ("text", "cited")   # `[graphrag] answer_format`: free text ending each sentence with [id] | JSON sentences with chunk ids
+MAX_SENTENCES = 4       # the prompt's "at most four sentences": the cited schema's maxItems
+MAX_CITES = 3           # chunk ids one cited sentence may give
+CITED_JSON_TOKENS = 22  # tokens a cited sentence's JSON adds to the same sentence as free text (keys, quotes, brackets, indentation)
+CITED_SYSTEM_PROMPT = ("You are a financial analyst. Answer the question using only the news items in the context. " +
+                       FENCE_RULE.format(item="news item", kind="NEWS", id="CHUNK_ID", source="news articles") + " "
+                       "Answer in at most four sentences and do not repeat yourself. Name the companies involved and say whether "
+                       "the news is positive or negative for each. Answer in JSON: a list of sentences, each with the CHUNK_IDs of "
+                       "the news items it comes from. If the context does not answer the question, say so.")
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #01b50a70
+def cited_schema(chunk_ids:list[str],              # the context's chunk ids (shown, and cited, by their first `CITE_ID_CHARS` hex digits)
+                 max_sentences:int=MAX_SENTENCES,
+                 max_cites:int=MAX_CITES) -> dict:
+    """The JSON Schema of a cited answer: {'sentences': [{'sentence': str, 'chunks': [id, ...]}]}, 1..`max_sentences`
+    sentences each citing 1..`max_cites` ids, the ids an enum of the context's. `InputError` without chunk ids."""
+    ids = list(dict.fromkeys(c[:CITE_ID_CHARS] for c in chunk_ids))
+    if not ids: raise InputError("a cited answer needs a context: no chunk ids", field="chunk_ids")
+    item = {"type": "object", "properties": {"sentence": {"type": "string", "minLength": 1},
+                                             "chunks": {"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": max_cites}},
+            "required": ["sentence", "chunks"], "additionalProperties": False}
+    return {"type": "object", "properties": {"sentences": {"type": "array", "items": item, "minItems": 1, "maxItems": max_sentences}},
+            "required": ["sentences"], "additionalProperties": False}
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #3a80ef75
+_ITEMS_HEAD, _COMMA, _ITEMS_END = re.compile(r'\s*\{\s*"sentences"\s*:\s*\[\s*'), re.compile(r"\s*,\s*"), re.compile(r"\s*\]\s*\}")
+_HEX = re.compile(r"(?i)[0-9a-f]{8,}")
+_HEX_GROUP = re.compile(r"\s*\[\s*[0-9a-fA-F]{8,}(?:\s*[,;]\s*[0-9a-fA-F]{8,})*\s*\]")
+
+def _cited_items(text:str) -> tuple[list|None, bool]:
+    "(the items of a cited answer's JSON, cut short?): the whole value's list when it parses, else the complete items before a cut; (None, False) for another shape."
+    try: v = json.loads(text)
+    except (ValueError, TypeError): pass
+    else: return (v["sentences"], False) if isinstance(v, dict) and isinstance(v.get("sentences"), list) else (None, False)
+    m = _ITEMS_HEAD.match(text or "")
+    if not m: return None, False
+    dec, i, out = json.JSONDecoder(), m.end(), []
+    while True:
+        try: item, i = dec.raw_decode(text, i)
+        except ValueError: return out or None, True
+        out.append(item)
+        if _ITEMS_END.match(text, i): return out, False       # complete, then other text
+        if not (c := _COMMA.match(text, i)): return out, True
+        i = c.end()
+
+def parse_cited(text:str, chunk_ids:list[str]) -> dict|None:
+    """{sentences: [{sentence, chunks}], dropped, truncated} of a cited answer (`cited_schema`): each sentence on one line,
+    its `chunks` the context ids it cites (an exact id or a unique prefix of ≥ 8 hex digits, each once), `dropped` the
+    cited ids that are not in the context, `truncated` when the JSON was cut (by `max_tokens`: its complete sentences
+    kept). None when no sentence can be read: not JSON, or another shape."""
+    items, cut = _cited_items(text)
+    if not items or not all(isinstance(it, dict) and isinstance(it.get("sentence"), str) and isinstance(it.get("chunks"), list) for it in items):
+        return None
+    ids, out, dropped = list(chunk_ids), [], []
+    for it in items:
+        s, got = " ".join(it["sentence"].split()), []
+        if not s: continue
+        for tok in it["chunks"]:
+            t = str(tok).strip().lower()
+            hit = [i for i in ids if i == t] or ([i for i in ids if i.startswith(t)] if _HEX.fullmatch(t) else [])
+            if len(hit) == 1: got.append(hit[0])
+            else: dropped.append(str(tok))
+        out.append({"sentence": s, "chunks": list(dict.fromkeys(got))})
+    return {"sentences": out, "dropped": dropped, "truncated": cut} if out else None
+
+def _cited_or_none(text:str, chunk_ids:tuple) -> dict|None:
+    "`parse_cited` as the client's `json_parse`: None (a parse failure, counted and never cached) when no sentence can be read."
+    return parse_cited(text, list(chunk_ids))
+
+def render_cited(sentences:list[dict]) -> str:
+    """A cited answer as text: each sentence with its chunk ids in square brackets before its closing punctuation
+    (`Nvidia rose [3f2a9c01].`; ids by their first `CITE_ID_CHARS` digits; hex ids the model wrote into the sentence
+    removed). An item holding several sentences (`finrag.chunking.split_sentences`, the splitter the metrics use) gives
+    its ids to each; an item whose ids were all dropped stands without."""
+    from finrag.chunking import split_sentences
+    out = []
+    for s in sentences:
+        t, ids = " ".join(_HEX_GROUP.sub("", s["sentence"]).split()), ", ".join(c[:CITE_ID_CHARS] for c in s["chunks"])
+        if not ids: out.append(t); continue
+        for part in split_sentences(t) or [t]:
+            m = re.fullmatch(r"(.*?)\s*([.!?]+)", part, re.S)
+            out.append(f"{m.group(1)} [{ids}]{m.group(2)}" if m and m.group(1) else f"{part} [{ids}].")
+    return " ".join(out)
+
+class _CitedStream:
+    "An `on_token` for a streamed cited answer: each sentence goes on to `on_token` as `render_cited` writes it, once its JSON object is complete."
+    def __init__(self, on_token, chunk_ids): self.on_token, self.ids, self.buf, self.n = on_token, list(chunk_ids), "", 0
+    def __call__(self, piece:str):
+        self.buf += piece
+        if "}" not in piece: return
+        p = parse_cited(self.buf, self.ids)
+        for s in (p["sentences"] if p else [])[self.n:]:
+            self.on_token((" " if self.n else "") + render_cited([s])); self.n += 1
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #91483f30
+_SCHEMA_WORDS = re.compile(r"(?i)response_format|json_schema|json schema|grammar")
+_SAID: set = set()
+
+def _answer_format(answer_format:str|None) -> str:
+    "`answer_format`, else `[graphrag] answer_format`; `InputError` for a name not in `ANSWER_FORMATS`."
+    fmt = answer_format or get_settings().graphrag.answer_format
+    if fmt not in ANSWER_FORMATS: raise InputError(f"unknown answer format {fmt!r}: use one of {', '.join(ANSWER_FORMATS)}", field="answer_format")
+    return fmt
+
+def _refused(e) -> bool:
+    "The endpoint refused the cited answer's JSON schema: an `LLMError` of HTTP 400/422 naming response_format, json_schema or a grammar."
+    return isinstance(e, LLMError) and getattr(e, "status_code", None) in (400, 422) and bool(_SCHEMA_WORDS.search(str(e)))
+
+def _say_fallback(llm, why:str, detail:str=""):
+    "Count a cited answer asked again as free text in `llm.stats.schema_fallbacks`; warn once per client and reason."
+    st = getattr(llm, "stats", None)
+    if st is not None and hasattr(st, "schema_fallbacks"):
+        with getattr(llm, "_lock", None) or _NoLock(): st.schema_fallbacks += 1
+    if (id(llm), why) in _SAID: return
+    _SAID.add((id(llm), why))
+    what = "refused the JSON schema" if why == "refused" else "did not answer with the JSON asked for"
+    warnings.warn(f"cited answers: the LLM endpoint {what} ({' '.join(str(detail).split())[:160]!r}); asking for free text instead "
+                  "(counted in the client's stats.schema_fallbacks; [graphrag] answer_format = text asks for free text at once)", stacklevel=3)
+
+class _NoLock:
+    def __enter__(self): return self
+    def __exit__(self, *exc): return False
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #51feceea
 _CITE = re.compile(r"\[([^\[\]]{1,400})\]")
@@ -197,126 +321,6 @@ def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool
     rag = rag or GraphRAG(store)
     res = rag.retrieve(question, mode, tau)
     return answer(rag, res, on_token=on_token, answer_format=answer_format) if use_llm else res
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #da27c432
-ANSWER_FORMATS = ("text", "cited")   # `[graphrag] answer_format`: free text ending each sentence with [id] | JSON sentences with chunk ids
-MAX_SENTENCES = 4       # the prompt's "at most four sentences": the cited schema's maxItems
-MAX_CITES = 3           # chunk ids one cited sentence may give
-CITED_JSON_TOKENS = 16  # tokens a cited sentence's JSON adds to the same sentence as free text (keys, quotes, brackets; see below)
-CITED_SYSTEM_PROMPT = ("You are a financial analyst. Answer the question using only the news items in the context. " +
-                       FENCE_RULE.format(item="news item", kind="NEWS", id="CHUNK_ID", source="news articles") + " "
-                       "Answer in at most four sentences and do not repeat yourself. Name the companies involved and say whether "
-                       "the news is positive or negative for each. Answer in JSON: a list of sentences, each with the CHUNK_IDs of "
-                       "the news items it comes from. If the context does not answer the question, say so.")
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #01b50a70
-def cited_schema(chunk_ids:list[str],              # the context's chunk ids (shown, and cited, by their first `CITE_ID_CHARS` hex digits)
-                 max_sentences:int=MAX_SENTENCES,
-                 max_cites:int=MAX_CITES) -> dict:
-    """The JSON Schema of a cited answer: {'sentences': [{'sentence': str, 'chunks': [id, ...]}]}, 1..`max_sentences`
-    sentences each citing 1..`max_cites` ids, the ids an enum of the context's. `InputError` without chunk ids."""
-    ids = list(dict.fromkeys(c[:CITE_ID_CHARS] for c in chunk_ids))
-    if not ids: raise InputError("a cited answer needs a context: no chunk ids", field="chunk_ids")
-    item = {"type": "object", "properties": {"sentence": {"type": "string", "minLength": 1},
-                                             "chunks": {"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": max_cites}},
-            "required": ["sentence", "chunks"], "additionalProperties": False}
-    return {"type": "object", "properties": {"sentences": {"type": "array", "items": item, "minItems": 1, "maxItems": max_sentences}},
-            "required": ["sentences"], "additionalProperties": False}
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #3a80ef75
-_ITEMS_HEAD, _COMMA, _ITEMS_END = re.compile(r'\s*\{\s*"sentences"\s*:\s*\[\s*'), re.compile(r"\s*,\s*"), re.compile(r"\s*\]\s*\}")
-_HEX = re.compile(r"(?i)[0-9a-f]{8,}")
-_HEX_GROUP = re.compile(r"\s*\[\s*[0-9a-fA-F]{8,}(?:\s*[,;]\s*[0-9a-fA-F]{8,})*\s*\]")
-
-def _cited_items(text:str) -> tuple[list|None, bool]:
-    "(the items of a cited answer's JSON, cut short?): the whole value's list when it parses, else the complete items before a cut; (None, False) for another shape."
-    try: v = json.loads(text)
-    except (ValueError, TypeError): pass
-    else: return (v["sentences"], False) if isinstance(v, dict) and isinstance(v.get("sentences"), list) else (None, False)
-    m = _ITEMS_HEAD.match(text or "")
-    if not m: return None, False
-    dec, i, out = json.JSONDecoder(), m.end(), []
-    while True:
-        try: item, i = dec.raw_decode(text, i)
-        except ValueError: return out or None, True
-        out.append(item)
-        if _ITEMS_END.match(text, i): return out, False       # complete, then other text
-        if not (c := _COMMA.match(text, i)): return out, True
-        i = c.end()
-
-def parse_cited(text:str, chunk_ids:list[str]) -> dict|None:
-    """{sentences: [{sentence, chunks}], dropped, truncated} of a cited answer (`cited_schema`): each sentence on one line,
-    its `chunks` the context ids it cites (an exact id or a unique prefix of ≥ 8 hex digits, each once), `dropped` the
-    cited ids that are not in the context, `truncated` when the JSON was cut (by `max_tokens`: its complete sentences
-    kept). None when no sentence can be read: not JSON, or another shape."""
-    items, cut = _cited_items(text)
-    if not items or not all(isinstance(it, dict) and isinstance(it.get("sentence"), str) and isinstance(it.get("chunks"), list) for it in items):
-        return None
-    ids, out, dropped = list(chunk_ids), [], []
-    for it in items:
-        s, got = " ".join(it["sentence"].split()), []
-        if not s: continue
-        for tok in it["chunks"]:
-            t = str(tok).strip().lower()
-            hit = [i for i in ids if i == t] or ([i for i in ids if i.startswith(t)] if _HEX.fullmatch(t) else [])
-            if len(hit) == 1: got.append(hit[0])
-            else: dropped.append(str(tok))
-        out.append({"sentence": s, "chunks": list(dict.fromkeys(got))})
-    return {"sentences": out, "dropped": dropped, "truncated": cut} if out else None
-
-def _cited_or_none(text:str, chunk_ids:tuple) -> dict|None:
-    "`parse_cited` as the client's `json_parse`: None (a parse failure, counted and never cached) when no sentence can be read."
-    return parse_cited(text, list(chunk_ids))
-
-def render_cited(sentences:list[dict]) -> str:
-    """A cited answer as text: each sentence with its chunk ids in square brackets before its closing punctuation
-    (`Nvidia rose [3f2a9c01].`; ids by their first `CITE_ID_CHARS` digits; hex ids the model wrote into the sentence
-    removed); a sentence whose ids were all dropped stands without."""
-    out = []
-    for s in sentences:
-        t, ids = " ".join(_HEX_GROUP.sub("", s["sentence"]).split()), ", ".join(c[:CITE_ID_CHARS] for c in s["chunks"])
-        m = re.fullmatch(r"(.*?)\s*([.!?]+)", t, re.S)
-        out.append(t if not ids else f"{m.group(1)} [{ids}]{m.group(2)}" if m and m.group(1) else f"{t} [{ids}].")
-    return " ".join(out)
-
-class _CitedStream:
-    "An `on_token` for a streamed cited answer: each sentence goes on to `on_token` as `render_cited` writes it, once its JSON object is complete."
-    def __init__(self, on_token, chunk_ids): self.on_token, self.ids, self.buf, self.n = on_token, list(chunk_ids), "", 0
-    def __call__(self, piece:str):
-        self.buf += piece
-        if "}" not in piece: return
-        p = parse_cited(self.buf, self.ids)
-        for s in (p["sentences"] if p else [])[self.n:]:
-            self.on_token((" " if self.n else "") + render_cited([s])); self.n += 1
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #91483f30
-_SCHEMA_WORDS = re.compile(r"(?i)response_format|json_schema|json schema|grammar")
-_SAID: set = set()
-
-def _answer_format(answer_format:str|None) -> str:
-    "`answer_format`, else `[graphrag] answer_format`; `InputError` for a name not in `ANSWER_FORMATS`."
-    fmt = answer_format or get_settings().graphrag.answer_format
-    if fmt not in ANSWER_FORMATS: raise InputError(f"unknown answer format {fmt!r}: use one of {', '.join(ANSWER_FORMATS)}", field="answer_format")
-    return fmt
-
-def _refused(e) -> bool:
-    "The endpoint refused the cited answer's JSON schema: an `LLMError` of HTTP 400/422 naming response_format, json_schema or a grammar."
-    return isinstance(e, LLMError) and getattr(e, "status_code", None) in (400, 422) and bool(_SCHEMA_WORDS.search(str(e)))
-
-def _say_fallback(llm, why:str, detail:str=""):
-    "Count a cited answer asked again as free text in `llm.stats.schema_fallbacks`; warn once per client and reason."
-    st = getattr(llm, "stats", None)
-    if st is not None and hasattr(st, "schema_fallbacks"):
-        with getattr(llm, "_lock", None) or _NoLock(): st.schema_fallbacks += 1
-    if (id(llm), why) in _SAID: return
-    _SAID.add((id(llm), why))
-    what = "refused the JSON schema" if why == "refused" else "did not answer with the JSON asked for"
-    warnings.warn(f"cited answers: the LLM endpoint {what} ({' '.join(str(detail).split())[:160]!r}); asking for free text instead "
-                  "(counted in the client's stats.schema_fallbacks; [graphrag] answer_format = text asks for free text at once)", stacklevel=3)
-
-class _NoLock:
-    def __enter__(self): return self
-    def __exit__(self, *exc): return False
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #011d8aa2
 SUPPORT_INSTRUCTION = ("Given a sentence of an answer, judge whether the document supports what the sentence says. " +

@@ -124,9 +124,9 @@ def p1_metrics_figure(env:dict, out=None, metrics=P1_METRICS) -> pd.DataFrame:
         ns = d.groupby("stratum", sort=False).n.agg(lambda s: "/".join(dict.fromkeys(str(int(x)) if x == x else "0" for x in s)))
         ax.set_xticks(np.arange(len(STRATA)), [f"{s}\nn={ns.get(s, '0')}" for s in STRATA], fontsize=8)
         ax.set_title(met.replace("_", " ") + (" (LLM-judged)" if met in RAGAS_LLM_METRICS else ""), fontsize=9.5)
-        ax.set_ylim(0, 1.05); ax.grid(axis="y", alpha=0.3)
+        ax.set_ylim(0, 1.2); ax.set_yticks(np.arange(0, 1.01, 0.2)); ax.grid(axis="y", alpha=0.3)
     axs[0].set_ylabel("mean (bootstrap 95 % CI)", fontsize=8.5)
-    fig.legend(*axs[0].get_legend_handles_labels(), loc="outside upper right", ncols=len(modes), fontsize=8)
+    axs[0].legend(loc="upper center", ncols=len(modes), fontsize=7.5, frameon=False)   # in the room above 1
     r = env["result"]; c = r.get("config") or {}
     finish(fig, f"P1 answer quality (RAGAS) by question type, τ = {c.get('tau', '?')}: answers and judge {c.get('llm_model') or 'none'}",
            _caption_p1(env) + "; n = questions judged per type (x axis)" + (f"; not measured: {', '.join(missing)}" if missing else ""), env, out)

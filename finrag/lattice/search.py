@@ -273,10 +273,10 @@ def stopped_early(self:LatticeSearch) -> bool:
 def ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
     """The scored, unmasked leaves as (doc id, (1−α)·path(parent) + α·calibrated), best first (ties: judged first, then preorder);
     the top `k`. A search that `stopped_early` also ranks its unjudged leaves at (1−α)·path(deepest scored ancestor) (see above)."""
-    ix, judged = self.ix, self.scored & self.leaf & ~self.masked
-    leaves = np.flatnonzero(judged | (self.leaf & ~self.masked) if self.stopped_early() else judged)
+    ix, judged, early = self.ix, self.scored & self.leaf & ~self.masked, self.stopped_early()
+    leaves = np.flatnonzero(judged | (self.leaf & ~self.masked) if early else judged)
     anc = self.path.copy()                         # path relevance of each node's deepest scored ancestor (itself when scored)
-    for i in range(1, len(ix)):                    # preorder: a parent before its children
+    for i in range(1, len(ix) if early else 0):    # preorder: a parent before its children
         if not self.scored[i]: anc[i] = anc[ix.parent[i]]
     sc = np.array([leaf_score(self.path[ix.parent[i]] if i else 1.0, self.cal[i], self.alpha) if judged[i]
                    else leaf_score(anc[ix.parent[i]] if i else 1.0, 0.0, self.alpha) for i in leaves])
