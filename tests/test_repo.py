@@ -86,3 +86,29 @@ def test_the_writer_check_can_fail():
     assert _writes_results_by_hand('(results_dir/f"{tag}.json").write_text(json.dumps(out))')
     assert _writes_results_by_hand('json.dump(res, open("results/x.json", "w"))')
     assert not _writes_results_by_hand('record(tag, out, PARAMS, folder=results_dir)')
+
+
+def _check_repo():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import check_repo
+    return check_repo
+
+
+def test_every_lesson_notebook_shows_its_results():
+    "Each lesson notebook (nbs/*.ipynb, as `make check` counts them) has >= 40 % of its code cells with an output (issue 53): examples display what they compute."
+    cr = _check_repo()
+    assert len(cr.output_shares()) >= 60
+    thin = cr.thin_notebooks()
+    assert thin == [], f"under {cr.MIN_NOTEBOOK_SHARE:.0%} of code cells with output (end the examples with their result, run `make notebooks`): {thin}"
+
+
+def test_the_output_share_check_can_fail(tmp_path):
+    "Export cells count as code cells; a notebook of one example with output and two exports is at 1/3, under the floor."
+    cr = _check_repo()
+    code = lambda src, out: {"cell_type": "code", "source": src, "metadata": {}, "outputs": [{"output_type": "stream", "name": "stdout", "text": "1\n"}] if out else []}
+    nb = {"cells": [code("#| default_exp x", False), code("#| export\ndef f(): return 1", False), code("f()", True),
+                    {"cell_type": "markdown", "source": "text", "metadata": {}}]}
+    (tmp_path / "01_x.ipynb").write_text(json.dumps(nb)); (tmp_path / "_skip.ipynb").write_text(json.dumps({"cells": []}))
+    assert cr.output_shares(tmp_path) == {"01_x": (1, 3)}
+    assert cr.thin_notebooks(tmp_path) == ["01_x 1/3"]
+    assert cr.thin_notebooks(tmp_path, floor=1/3) == []

@@ -4,7 +4,9 @@
    counts or metadata that nbdev-clean would strip: notebooks are committed clean);
 2. `nbdev-export` on a copy of the repository must regenerate finrag/ byte for byte (nobody edits finrag/ by hand);
 3. at least `MIN_OUTPUT_SHARE` of the lesson notebooks' code cells (`nbs/*.ipynb`, not nbs/experiments) carry an output
-   (issue 28: the lessons show what their examples compute; 283 of 1,121 = 25.2 % when the floor was set, from 11.5 %).
+   (issue 28: the lessons show what their examples compute; 283 of 1,121 = 25.2 % when the floor was set, from 11.5 %),
+   and at least `MIN_NOTEBOOK_SHARE` of every lesson notebook's own (issue 53: 0-13 % in several when it was set;
+   `#| export` cells count, so the example cells carry the outputs).
 Exit 1 listing the problems, 0 when all hold.
 """
 import filecmp, json, shutil, subprocess, sys, tempfile
@@ -27,17 +29,30 @@ def changed(a:Path, b:Path, pattern:str) -> list[str]:
     return out
 
 
-MIN_OUTPUT_SHARE = 0.25
+MIN_OUTPUT_SHARE = 0.25      # of all lesson code cells
+MIN_NOTEBOOK_SHARE = 0.40    # of each lesson notebook's code cells
+
+
+def output_shares(nbs:Path=ROOT/"nbs") -> dict[str, tuple[int, int]]:
+    """{notebook stem: (code cells with at least one output, code cells)} of the lesson notebooks `nbs/*.ipynb` (no
+    leading `_`; not nbs/experiments). Every code cell counts: `#| export`, `#| default_exp` and skipped cells too."""
+    out = {}
+    for p in sorted(nbs.glob("*.ipynb")):
+        if p.name.startswith("_"): continue
+        cells = [c for c in json.loads(p.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+        out[p.stem] = (sum(bool(c.get("outputs")) for c in cells), len(cells))
+    return out
 
 
 def output_share(nbs:Path=ROOT/"nbs") -> tuple[int, int]:
     "(code cells with at least one output, code cells) over the lesson notebooks `nbs/*.ipynb` (no leading `_`)."
-    n_out = n = 0
-    for p in sorted(nbs.glob("*.ipynb")):
-        if p.name.startswith("_"): continue
-        cells = [c for c in json.loads(p.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-        n += len(cells); n_out += sum(bool(c.get("outputs")) for c in cells)
-    return n_out, n
+    shares = output_shares(nbs).values()
+    return sum(k for k, _ in shares), sum(n for _, n in shares)
+
+
+def thin_notebooks(nbs:Path=ROOT/"nbs", floor:float=MIN_NOTEBOOK_SHARE) -> list[str]:
+    "'name k/n' of the lesson notebooks with fewer than `floor` of their code cells carrying an output."
+    return [f"{name} {k}/{n}" for name, (k, n) in output_shares(nbs).items() if n and k < floor*n]
 
 
 def main() -> int:
@@ -57,6 +72,9 @@ def main() -> int:
         problems.append(f"{k} of {n} lesson code cells carry an output ({k/n:.1%}), under the floor {MIN_OUTPUT_SHARE:.0%}: "
                         "end examples with the value they compute and run `make notebooks`")
     else: print(f"lesson code cells with output: {k} of {n} ({k/n:.1%}; floor {MIN_OUTPUT_SHARE:.0%})")
+    if thin := thin_notebooks():
+        problems.append(f"{len(thin)} lesson notebook(s) with under {MIN_NOTEBOOK_SHARE:.0%} of their code cells carrying an output "
+                        f"(end examples with the value they compute, then `make notebooks`): {', '.join(thin)}")
     for p in problems: print(p)
     print("make check: " + ("ok" if not problems else f"{len(problems)} problem(s)"))
     return 1 if problems else 0

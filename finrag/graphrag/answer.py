@@ -269,8 +269,9 @@ def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
     citation check), `timings['llm']`. A cited answer whose schema the endpoint refuses, or that is not the JSON asked
     for, is asked again as free text (`llm['format_fallback']`; counted in the client's `stats.schema_fallbacks`, said once)."""
     llm, fmt = llm or rag.llm, _answer_format(answer_format)
-    req, dropped = _answer_request(res, max_tokens, frequency_penalty, repeat_penalty, fmt)
-    if fmt == "text": return _fill_answer(res, llm.chat(**req, on_token=on_token), dropped, verify, judge)
+    req, dropped = _answer_request(res, max_tokens, frequency_penalty, repeat_penalty, fmt if res.contexts else "text")
+    if fmt == "text" or not res.contexts:       # no context: nothing to cite
+        return _fill_answer(res, llm.chat(**req, on_token=on_token), dropped, verify, judge, "text", fmt, None, None if fmt == "text" else "no_context")
     shown = _CitedStream(on_token, res.chunk_ids) if on_token is not None else None
     try: r = llm.chat(**req, on_token=shown); why = None if parse_cited(r.text, res.chunk_ids) else "not_json"
     except LLMError as e:
@@ -294,15 +295,17 @@ def answer_many(rag:GraphRAG, results:list, llm=None, max_tokens:int=200, freque
     `FinragError` its call raised (that result's `answer` stays None; the others are kept)."""
     from finrag.llm import chat_many
     llm, fmt = llm or rag.llm, _answer_format(answer_format)
-    reqs = [_answer_request(res, max_tokens, frequency_penalty, repeat_penalty, fmt) for res in results]
+    whys = [None if fmt == "text" or res.contexts else "no_context" for res in results]      # no context: nothing to cite
+    reqs = [_answer_request(res, max_tokens, frequency_penalty, repeat_penalty, "text" if w else fmt) for res, w in zip(results, whys)]
     out = chat_many(llm, [q for q, _ in reqs], concurrency, progress, desc="answers")
-    firsts, whys = [None] * len(results), [None] * len(results)
+    firsts = [None] * len(results)
     if fmt == "cited":
         for j, (res, r) in enumerate(zip(results, out)):
+            if whys[j]: continue
             if isinstance(r, Exception):
                 if _refused(r): whys[j] = "refused"; _say_fallback(llm, "refused", str(r))
             elif parse_cited(r.text, res.chunk_ids) is None: firsts[j], whys[j] = r, "not_json"; _say_fallback(llm, "not_json", r.text)
-        redo = [j for j, w in enumerate(whys) if w]
+        redo = [j for j, w in enumerate(whys) if w in ("refused", "not_json")]
         if redo:
             again = [_answer_request(results[j], max_tokens, frequency_penalty, repeat_penalty, "text") for j in redo]
             for j, a, r in zip(redo, again, chat_many(llm, [q for q, _ in again], concurrency, progress, desc="answers (free text)")):
