@@ -30,7 +30,8 @@ from finrag.lattice.eval import tree_stats
 from finrag.lattice.search import LatticeRetriever
 from finrag.lattice.plus import fuse_runs
 from finrag.protocol import choose_never_below, record, report_vs, split_queries
-from finrag.lattice.studies import (_baseline_runs, cached_lattice_runs, lattice_slice, ndcg_summary, paired_diff, per_query_ndcg)
+from finrag.evaluation import mean_ci, paired_diff, per_query
+from finrag.lattice.studies import _baseline_runs, cached_lattice_runs, lattice_slice
 import finrag.lattice.search as search_mod
 from finrag.lattice.calibration import CalibModel
 
@@ -63,15 +64,15 @@ def study(ds, relevance, folder, progress=True, with_torch=False, time_queries=0
         secs[lab] = float(np.mean([v["stats"]["wall"] for v in got.values()]))
         if progress: print(f"  {lab}: {secs[lab]:.3f} s/query over {len(qids)} queries", flush=True)
     for lab in variants: search(lab, qd if lab in screen else qd + qt)
-    dev_pq = {m: per_query_ndcg(r, qd, ds.qrels) for m, r in runs.items()}
+    dev_pq = {m: per_query(r, qd, ds.qrels) for m, r in runs.items()}
     dev_mean = lambda m: float(np.mean([dev_pq[m][q] for q in qd]))
     cands = [m for m in variants if "torch" not in m]
     chosen = max(cands, key=dev_mean)
     if chosen in screen: search(chosen, qd + qt)
     full = [m for m in variants if m not in screen or m == chosen]
-    pq = {m: per_query_ndcg(r, qd + qt, ds.qrels) for m, r in runs.items() if m in full or m not in variants}
+    pq = {m: per_query(r, qd + qt, ds.qrels) for m, r in runs.items() if m in full or m not in variants}
     base = "hybrid z"
-    test_tab = {m: ndcg_summary(pq[m], qt, secs[m]) for m in ["bm25", "dense", base] + full}
+    test_tab = {m: mean_ci(pq[m], qt, seconds=secs[m]) for m in ["bm25", "dense", base] + full}
     paired = {f"{m} - {b}": paired_diff(pq[m], pq[b], qt) for m in full for b in ("dense", base)}
     if with_torch: paired["lattice embedding - lattice embedding (torch calibration)"] = paired_diff(pq["lattice embedding"], pq["lattice embedding (torch calibration)"], qt)
     rec = {m: round(recall100(runs[m], qt, ds.qrels), 4) for m in ["dense", "bm25", base] + full}
@@ -82,7 +83,7 @@ def study(ds, relevance, folder, progress=True, with_torch=False, time_queries=0
           "lattice++ z (1, 1, 1)": fuse_runs([L, runs["bm25"], runs["dense"]], "z"),
           "lattice++ z (0.5, 1, 1)": fuse_runs([L, runs["bm25"], runs["dense"]], "z", (0.5, 1, 1)),
           "lattice++ rrf k=60 (1, 1, 1)": fuse_runs([L, runs["bm25"], runs["dense"]], "rrf", None, 60)}
-    ppq = {m: per_query_ndcg(r, qd + qt, ds.qrels) for m, r in pp.items()}
+    ppq = {m: per_query(r, qd + qt, ds.qrels) for m, r in pp.items()}
     timing = {}
     if time_queries:        # fresh searches (no cache) of the first test queries, one at a time: run with the cores idle
         for lab in [m for m in variants if "torch" not in m]:

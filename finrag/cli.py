@@ -52,12 +52,13 @@ def main():
 
 # %% ../nbs/90_cli.ipynb #c90a0002
 from .graphrag.cli import graphrag_app
-from .hierarchical.cli import hierarchical_app, train_app
+from .hierarchical.cli import hierarchical_app
 from .lattice.cli import lattice_app
+from .cli_train import train_app
 app.add_typer(graphrag_app)                      # enrich, ingest, store check, ask, demo (nbs/19_graphrag.cli)
 app.add_typer(hierarchical_app)                  # answer (nbs/28_hierarchical.cli)
 app.add_typer(lattice_app, name="lattice")       # lattice build (nbs/38_lattice.cli)
-app.add_typer(train_app, name="train")           # train cross-encoder (nbs/28_hierarchical.cli)
+app.add_typer(train_app, name="train")           # train cross-encoder, bi-encoder, export (nbs/90c_cli_train)
 
 # %% ../nbs/90_cli.ipynb #a2f07ceb
 @app.command()
@@ -79,11 +80,10 @@ def reproduce(paper:str=typer.Argument(..., help="graphrag | financerag | lattic
 from .cli_eval import eval_app
 app.add_typer(eval_app, name="eval")
 
-# %% ../nbs/90_cli.ipynb #6f7d73cf
+# %% ../nbs/90_cli.ipynb #65df3b0d
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="The public datasets: list them, fetch them into the data root, convert them to BEIR folders.")
 app.add_typer(data_app, name="data")
 
-# %% ../nbs/90_cli.ipynb #65df3b0d
 @data_app.command("beir")
 def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact | bright-<domain> (finrag.datasets.DATASETS)"),
               out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
@@ -112,7 +112,6 @@ def data_list(root:Path=typer.Option(None, "--root", help="The data root (defaul
         typer.echo(f"  {r['name']:<22} {r['size_mb']:>6.1f} MB  {state:<10} {r['licence']}\n  {'':<22} {r['used_for']}")
     typer.echo("fetch one with: finrag data get NAME [--root DIR]")
 
-# %% ../nbs/90_cli.ipynb #bf813a4b
 @data_app.command("get")
 def data_get(name:str=typer.Argument(..., help="A dataset of `finrag data list` (or a bright-<domain> name)."),
              root:Path=typer.Option(None, "--root", help="The data root to fill (default as `finrag data list`).")):

@@ -12,7 +12,8 @@ from .cli_options import EngineOptions, options_command
 from .report import printable, retrieval_report
 
 # %% auto #0
-__all__ = ['eval_app', 'cutoff_list', 'run_retrieval_eval', 'MethodOptions', 'SampleOptions', 'eval_retrieval_cmd']
+__all__ = ['eval_app', 'cutoff_list', 'method_config', 'run_retrieval_eval', 'MethodOptions', 'SampleOptions',
+           'eval_retrieval_cmd']
 
 # %% ../nbs/90b_cli_eval.ipynb #f358690d
 eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
@@ -29,11 +30,34 @@ def cutoff_list(s:str) -> tuple:
     if not ks or any(k < 1 for k in ks): raise FinragError(f"--k {s!r}: give positive integers separated by commas, e.g. 10,20")
     return ks
 
+# %% ../nbs/90b_cli_eval.ipynb #c90b0101
+def method_config(m,                 # a registered `Method` (`get_method`)
+                  sets:list):        # ['KEY=VALUE', ...] (`--set`, repeatable); VALUE is read as JSON (4, 0.5, true, "x"), else as text
+    "The settings record of `m` (`Method.settings`: `[lattice]` → `LatticeSettings`, ...) with `sets` applied by `with_overrides` (each value range-checked); `FinragError` for a method without one, a malformed pair, an unknown key (naming the known ones) or a value out of range."
+    from finrag.config import get_settings, with_overrides
+    if not m.settings: raise FinragError(f"--set: method {m.name!r} has no settings record to change")
+    base, kv = getattr(get_settings(), m.settings), {}
+    rng = {f.name: f.metadata.get("range") or {} for f in dataclasses.fields(base)}
+    for s in sets:
+        k, eq, raw = s.partition("="); k = k.strip()
+        if not eq or not k: raise FinragError(f"--set {s!r}: give KEY=VALUE, e.g. beam=4")
+        try: v = json.loads(raw)
+        except ValueError: v = raw
+        cur = getattr(base, k, None)   # the value's type is the setting's (an unknown key: `with_overrides` names the known ones)
+        kind = bool if isinstance(cur, bool) else type(cur)
+        v = raw if kind is str else float(v) if kind is float and type(v) is int else tuple(v) if kind is tuple and isinstance(v, list) else v
+        if cur is not None and type(v) is not kind:
+            what = rng[k].get("what") or (f"one of {', '.join(rng[k]['choices'])}" if rng[k].get("choices") else "")
+            raise FinragError(f"--set {s!r}: [{m.settings}] {k} takes a {kind.__name__}" + (f" {what}" if what else ""))
+        kv[k] = v
+    return with_overrides(base, kv, where=f"--set ([{m.settings}])")
+
 # %% ../nbs/90b_cli_eval.ipynb #b8963d61
 def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
                        *,
                        preretrieval:bool|None=None, llm_preretrieval:bool=False,
                        options:dict|None=None,  # the method's builder options (None values left out)
+                       sets:list|None=None,     # ['KEY=VALUE', ...]: variants of the method's settings record (`method_config`)
                        progress:bool=False,
                        **eval_kw):              # `eval_retrieval`'s own: k, recall_k, max_queries, seed, engine
     "Load the BEIR folder and run `finrag.evaluation.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`. `FinragError` for an unknown method or a bad option, before the data is read."
@@ -47,6 +71,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
         from dataclasses import replace
         from finrag.hierarchical.preretrieval import PreRetrievalConfig
         preretrieval = replace(PreRetrievalConfig.from_settings(), use_llm=True)
+    if sets: options = {**(options or {}), "config": method_config(m, sets)}
     ds = load_beir(data, split)
     return eval_retrieval(ds, m, preretrieval=preretrieval, progress=progress, **eval_kw, **{o: v for o, v in (options or {}).items() if v is not None})
 
@@ -74,11 +99,12 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice | lattice++ (any registered method)."),
                        opts:MethodOptions=None,
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
+                       sets:list[str]=typer.Option(None, "--set", help="KEY=VALUE of the method's settings record ([lattice] for lattice and lattice++, [hierarchical]), e.g. --set beam=4 (repeatable; range-checked)."),
                        sample:SampleOptions=None, run:EngineOptions=None,
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
     r = run_retrieval_eval(data, method, split, preretrieval=opts.preretrieval, llm_preretrieval=opts.llm_preretrieval,
-                           options={"stage1": opts.stage1, "stage2": opts.stage2, "tree": opts.tree, "scorer": opts.scorer}, progress=not json_out,
+                           options={"stage1": opts.stage1, "stage2": opts.stage2, "tree": opts.tree, "scorer": opts.scorer}, sets=sets, progress=not json_out,
                            k=cutoff_list(k), recall_k=(100,), max_queries=sample.max_queries, seed=sample.seed, engine=run.to_engine())
     for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)
     if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return

@@ -97,7 +97,7 @@ class GraphRAGSettings:
     lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
     verify: bool                                                             # `ask`/`demo`: check each answer sentence against the chunk it cites by default (only with a judge people agree with)
     citation_judge: str = valid(choices=("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm"))   # the citation check's judge (`finrag.graphrag.answer.citation_judge`)
-    answer_format: str = valid(choices=("text", "cited"))   # how the LLM answers: 'text' (free text, [id] after each sentence) | 'cited' (JSON sentences with chunk ids, a schema; `finrag.graphrag.answer`)
+    answer_format: str = valid(choices=("text", "cited"))   # how the LLM answers: 'text' (free text, [id] after each sentence) | 'cited' (JSON sentences with chunk ids, a schema; `finrag.graphrag.cited`)
 
 
 # %% ../nbs/01_config.ipynb #80fd290c

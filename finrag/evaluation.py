@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from .core import InputError, LoadReport
+from .stats import bootstrap_ci, paired_bootstrap_ci
 from .beir import BeirDataset
 from .retrieval import Method, Retriever, get_method, make_retriever
 
 # %% auto #0
-__all__ = ['evaluate', 'write_trec_run', 'read_trec_run', 'RetrievalResult', 'eval_retrieval']
+__all__ = ['evaluate', 'per_query', 'subset_metrics', 'mean_ci', 'paired_diff', 'write_trec_run', 'read_trec_run',
+           'RetrievalResult', 'eval_retrieval']
 
 # %% ../nbs/06e_evaluation.ipynb #d2ef9db3
 def _cutoffs(k) -> tuple:
@@ -39,6 +41,54 @@ def evaluate(run:dict,               # {qid: {docid: score}}, higher = better
     means = {n: float(np.mean([p[n] for p in per_query.values()])) for n, _ in names}
     return {"n_queries": len(judged), "n_empty": sum(not h for h in hits.values()),
             "n_unjudged": len(set(map(str, run)) - set(judged)), **means, "per_query": per_query}
+
+# %% ../nbs/06e_evaluation.ipynb #e06e0102
+def _cut(metrics) -> dict:
+    "{'k': nDCG cut-offs, 'recall_k': recall cut-offs} of metric names 'ndcg@k' | 'recall@k'."
+    bad = [m for m in metrics if not re.fullmatch(r"(ndcg|recall)@\d+", m)]
+    if bad: raise InputError(f"unknown metric {bad[0]!r}: use ndcg@k or recall@k", field="metric")
+    cut = lambda name: tuple(sorted({int(m.split("@")[1]) for m in metrics if m.startswith(name)}))
+    return {"k": cut("ndcg") or (10,), "recall_k": cut("recall") or (100,)}
+
+def per_query(run:dict,             # {qid: {doc id: score}}; a query missing from it = an empty ranking
+              qids,                 # the queries scored (each with a relevant judgement)
+              qrels:dict,
+              metric:str="ndcg@10") -> dict:
+    "{qid: `metric`} of `run` over `qids` (`evaluate`, trec_eval semantics)."
+    pq = evaluate({q: run.get(q, {}) for q in qids}, {q: qrels[q] for q in qids}, **_cut([metric]))["per_query"]
+    return {q: pq[q][metric] for q in qids}
+
+# %% ../nbs/06e_evaluation.ipynb #e06e0103
+def subset_metrics(run:dict,        # {qid: {doc id: score}}; a query missing from it = an empty ranking
+                   qids,            # the queries evaluated (each with a relevant judgement)
+                   qrels:dict,
+                   metrics=("ndcg@10", "recall@100"),
+                   digits:int=4) -> dict:
+    "{metric: mean over `qids`} of `run`, rounded to `digits` places (`evaluate`, trec_eval semantics)."
+    m = evaluate({q: run.get(q, {}) for q in qids}, {q: qrels[q] for q in qids}, **_cut(metrics))
+    return {k: round(m[k], digits) for k in metrics}
+
+# %% ../nbs/06e_evaluation.ipynb #e06e0104
+def mean_ci(pq:dict,                # {qid: score} (`per_query`)
+            qids,                   # the queries averaged
+            *,
+            metric:str="ndcg@10",   # the key the mean is reported under
+            seconds:float|None=None,# seconds per query: reported as 's_per_query' when given
+            calls:float|None=None,  # LLM calls per query: 'llm_calls_per_query' when given
+            resamples:int=2000) -> dict:
+    "{'n', metric: mean, 'ci': bootstrap 95 % CI (`bootstrap_ci`)} of `pq` over `qids`, 4 places; the cost per query when given."
+    x = np.array([pq[q] for q in qids]); lo, hi = bootstrap_ci(x, n_resamples=resamples)
+    out = {"n": len(qids), metric: round(float(x.mean()), 4), "ci": [round(lo, 4), round(hi, 4)]}
+    if seconds is not None: out["s_per_query"] = round(float(seconds), 3)
+    if calls is not None: out["llm_calls_per_query"] = round(float(calls), 2)
+    return out
+
+# %% ../nbs/06e_evaluation.ipynb #e06e0105
+def paired_diff(pa:dict, pb:dict,   # {qid: score} of systems a and b (`per_query`)
+                qids, resamples:int=2000) -> dict:
+    "a − b over `qids`: {'n', 'diff': mean difference, 'ci': its paired bootstrap 95 % CI (`paired_bootstrap_ci`)}, 4 places."
+    c = paired_bootstrap_ci([pa[q] for q in qids], [pb[q] for q in qids], n_resamples=resamples)
+    return {"n": c["n"], "diff": round(c["mean_diff"], 4), "ci": [round(c["ci_low"], 4), round(c["ci_high"], 4)]}
 
 # %% ../nbs/06e_evaluation.ipynb #51d305ff
 def write_trec_run(run:dict,          # {qid: {docid: score}}

@@ -26,11 +26,10 @@ def zscore(s:np.ndarray) -> np.ndarray:
     z = (s - s[ok].mean())/sd if sd > 0 else np.zeros(len(s))
     return np.where(ok, z, z[ok].min())
 
-# %% ../nbs/06d_fusion.ipynb #0c62a8c8
+# %% ../nbs/06d_fusion.ipynb #0f1de42b
 POOL_FUSIONS = ("rrf", "z", "agree")
 AGREE_K = 10   # `fuse_pool(..., "agree")`: the top documents whose overlap between members sets their weights
 
-# %% ../nbs/06d_fusion.ipynb #0f1de42b
 def agreement_weights(score_lists:list, # k (n,) score arrays of one pool, one per scorer
                       k:int=AGREE_K) -> np.ndarray:
     "(k,) per-query member weights, mean 1: member i's mean overlap of its top `k` with each other member's top `k` (no labels); all equal when no member agrees with another, or for fewer than 3 members (2 members always agree equally)."

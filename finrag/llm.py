@@ -16,8 +16,8 @@ from .llm_server import LLMTier, TIERS, _RUNNING, local_server
 from .llm_transport import _Deadline, _TooLarge, _BadBody, _StreamBroken, _retryable, _retry_after, _llm_error, _check_url, _check_messages, _JSON_MODES, _json_request, _BadLogprobs, _token_logprobs, _cache_key, open_cache, _Watchdog, _watch, _read_stream, answer_char_cap
 
 # %% auto #0
-__all__ = ['USAGE_KEYS', 'parse_json_loose', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'LLMClient', 'chat_many',
-           'get_llm', 'default_llm']
+__all__ = ['USAGE_KEYS', 'parse_json_loose', 'StrictJSON', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'LLMClient',
+           'chat_many', 'get_llm', 'default_llm']
 
 # %% ../nbs/04_llm.ipynb #737a16f3
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
@@ -35,6 +35,13 @@ def parse_json_loose(text:str) -> object|None:
         try: return dec.raw_decode(text, m.start())[0]
         except ValueError: pass
     return None
+
+# %% ../nbs/04_llm.ipynb #c4e1a004
+@dataclass(frozen=True)
+class StrictJSON:
+    "`chat(json_schema=StrictJSON(schema, parse))`: the schema in the `json_schema` form alone (a refusal raises its `LLMError`, status 400/422), the answer read by `parse`."
+    schema: dict          # the JSON Schema
+    parse: object = None  # fn(text) -> the value, or None when it is not the JSON asked for (a parse failure); None = `parse_json_loose`
 
 # %% ../nbs/04_llm.ipynb #53d377bf
 @dataclass
@@ -282,24 +289,20 @@ def chat(self:LLMClient,
          *,
          temperature:float|None=None,  # None = `[models] llm_temperature`
          max_tokens:int=256,           # completion budget in tokens
-         json_schema:dict|None=None,   # ask for JSON matching this JSON Schema; the parsed value lands in `.data`
+         json_schema:dict|None=None,   # ask for JSON matching this JSON Schema (or a `StrictJSON`); the parsed value lands in `.data`
          seed:int|None=0,              # sampling seed sent to the server (None = not sent)
          cache:bool=True,              # read and write the on-disk cache
          logprobs:int|None=None,       # also return the log-probability of each generated token and its `logprobs` best alternatives
          on_token=None,                # stream: called with each piece of text as it arrives (a cache hit: once, with all of it)
-         json_modes:tuple|None=None,   # the JSON forms to try, in order (`_JSON_MODES`); None = from the last form this endpoint took;
-                                       # ('json_schema',): the schema only, an endpoint refusing it raises its `LLMError` (status 400/422)
-         json_parse=None,              # fn(text) -> the value, or None for an answer that is not the JSON asked for (counted, never
-                                       # cached); None = `parse_json_loose`
          **extra                       # more request fields (stop, top_p, repeat_penalty, ...), sent in the JSON body
         ) -> LLMResponse:
     "One chat completion. Raises `InputError` for malformed messages and `LLMError` when the server fails after retries."
     _check_messages(messages)
     t0 = time.perf_counter()
     with self._lock: self.stats.calls += 1
-    if json_modes is not None and (not json_modes or set(json_modes) - set(_JSON_MODES)):
-        raise InputError(f"json_modes must be some of {_JSON_MODES}, got {json_modes!r}", field="json_modes")
-    modes = (tuple(json_modes) if json_modes is not None else _JSON_MODES[_JSON_MODES.index(self._json_mode):]) if json_schema is not None else (None,)
+    strict = json_schema if isinstance(json_schema, StrictJSON) else None
+    json_schema, json_parse = (strict.schema, strict.parse) if strict else (json_schema, None)
+    modes = (("json_schema",) if strict else _JSON_MODES[_JSON_MODES.index(self._json_mode):]) if json_schema is not None else (None,)
     for i, mode in enumerate(modes):
         msgs, rf = _json_request(messages, json_schema, mode) if mode else (list(messages), None)
         req = dict(model=self.model, messages=msgs, max_tokens=max_tokens,
@@ -335,7 +338,7 @@ def chat(self:LLMClient,
             st = self.stats
             st.prompt_tokens += rec["prompt_tokens"]; st.completion_tokens += rec["completion_tokens"]; st.seconds += dt
             st.empty_completions += empty
-            if mode and json_modes is None: self._json_mode = mode
+            if mode and not strict: self._json_mode = mode
         res = self._parse(LLMResponse(**rec, latency_s=dt, cached=False, first_token_s=out.get("_first_token_s"),
                                       server_timings=out.get("timings"), empty=empty), json_schema, json_parse)
         unparsed = json_schema is not None and res.data is None

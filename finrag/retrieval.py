@@ -230,6 +230,7 @@ class Method:
     defaults: dict = field(default_factory=dict)
     doc: str = ""
     prepare: Callable|None = None     # prepare(dataset, switch, options) -> (dataset, options, applied); None: no transform
+    settings: str|None = None         # the `settings.ini` section whose record the builder takes as `config=` (`--set KEY=VALUE`); None: none
 
     @property
     def options(self) -> list[str]|None:
@@ -248,10 +249,11 @@ def register_method(name:str,                 # the method name (`--method`), lo
                     batch:int=64,             # queries per `search` call
                     doc:str="",               # one line for `finrag eval retrieval --help`
                     prepare:Callable|None=None, # the dataset transform (see above); None: none
+                    settings:str|None=None,   # the settings section of the builder's `config=` record (e.g. 'lattice'); None: none
                     **defaults                # default options of the builder
                    ) -> Method:
     "Register (or replace) a retrieval method; returns its `Method`."
-    METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare)
+    METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare, settings)
     return m
 
 def register_transform(name:str,       # the transform's name (e.g. 'preretrieval')

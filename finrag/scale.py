@@ -11,13 +11,10 @@ from .core import InputError
 # %% auto #0
 __all__ = ['RAY_HINT', 'ENGINES', 'check_engine', 'Engine', 'require_ray', 'is_secret', 'ray_cluster', 'ray_map']
 
-# %% ../nbs/06b_scale.ipynb #e2c1ffb2
+# %% ../nbs/06b_scale.ipynb #3c587116
 RAY_HINT = 'pip install "finrag[ray]"'
-
-# %% ../nbs/06b_scale.ipynb #2c7af197
 ENGINES = ("local", "ray")
 
-# %% ../nbs/06b_scale.ipynb #3c587116
 def check_engine(engine:str) -> str:
     "`engine` ('local' or 'ray') checked; `InputError` naming the choices otherwise."
     if engine not in ENGINES: raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}", field="engine")

@@ -109,7 +109,7 @@ def _p1_eval(out):
     assert set(r["pairs"]) >= {"graph vs vector@graph", "paper vs vector@paper", "auto vs vector"}, list(r["pairs"])
     assert {a["system"] for a in r["tau_ablation"]} == {"vector", "graph", "vector@graph", "paper", "vector@paper"}
     assert r["boilerplate"]["raw"]["chunks"] >= r["boilerplate"]["clean"]["chunks"] > 0, r["boilerplate"]
-    # issue 52: the same 2 questions answered as free text and as cited JSON, in vector, graph and hybrid@graph
+    # the same 2 questions answered as free text and as cited JSON, in vector, graph and hybrid@graph
     f = out["p1_eval_quick_answer_format.json"]
     assert f["formats"] == ["text", "cited"] and f["systems"] == ["vector", "graph", "hybrid@graph"], (f["formats"], f["systems"])
     assert {k: c["answer_format"] for k, c in f["config"].items()} == {"text": "text", "cited": "cited"}, f["config"]

@@ -122,3 +122,8 @@ def test_execute_notebooks_keeps_outputs_without_machine_details(tmp_path):
     # durations inside reprs (dataclasses such as RetrievalResult, LLMStats, LLMResponse) are scrubbed too
     assert ex.scrub_text("R(build_seconds=3.4e-05, ms_per_query=0.15, n=3) S(seconds=7.45) latency_s=0.04", []) == \
         "R(build_seconds=…, ms_per_query=…, n=3) S(seconds=…) latency_s=…"
+    # durations as dict keys: the trainer's closing log line (transformers' PrinterCallback: run time and rates, not its
+    # loss) and stats dicts ('llm_seconds')
+    assert ex.scrub_text("{'train_runtime': '17.03', 'train_samples_per_second': '4.227', 'train_loss': '0.9401', 'epoch': '4'}", []) == \
+        "{'train_runtime': '…', 'train_samples_per_second': '…', 'train_loss': '0.9401', 'epoch': '4'}"
+    assert ex.scrub_text('{"calls": 12, "llm_seconds": 0.008}', []) == '{"calls": 12, "llm_seconds": …}'

@@ -140,7 +140,7 @@ def test_p3_lattice_plus_fusion_is_the_recorded_choice():
 
 
 def test_p1_answer_format_is_the_recorded_choice():
-    "[graphrag] answer_format is 'text' until results/p1_eval_answer_format.json records the protocol's choice of cited vs free-text answers (issue 52), then that choice."
+    "[graphrag] answer_format is 'text' until results/p1_eval_answer_format.json records the protocol's choice of cited vs free-text answers, then that choice."
     f = RESULTS / "p1_eval_answer_format.json"
     chosen = results(f.name)["comparison"]["choice"]["default"] if f.exists() else "text"
     assert get_settings().graphrag.answer_format == chosen

@@ -103,6 +103,26 @@ def test_no_paper_imports_another():
     assert "finrag.fusion" in g["finrag.lattice.plus"] and "finrag.fusion" in g["finrag.hierarchical.rerank"]   # both fuse with the core's
 
 
+def paper_floor_breaches(graph: dict) -> dict:
+    """{paper module: the modules above the shared core it imports}: a paper may import its own package, the core and
+    the shared option helpers (`finrag.cli_options`), never the top (the root CLI, the trainer CLI, the method registry)."""
+    papers = ("finrag.graphrag", "finrag.hierarchical", "finrag.lattice")
+    below = set(core_modules(graph)) | {"finrag", "finrag.cli_options"}
+    own = lambda m: next((p for p in papers if m == p or m.startswith(p + ".")), None)
+    bad = {m: sorted(t for t in graph[m] if own(t) != own(m) and t not in below) for m in graph if own(m)}
+    return {m: t for m, t in bad.items() if t}
+
+
+def test_the_three_papers_sit_on_one_floor():
+    "Issue 55: the core's commands (`finrag train`, finrag.cli_train) live in the core; no paper imports them or any other module of the top."
+    g = import_graph()
+    assert "finrag.cli_train" in g["finrag.cli"] and "finrag.train" in g["finrag.cli_train"]   # the root assembles the trainer's group
+    assert not any("finrag.cli_train" in g[m] for m in g if m.startswith(("finrag.graphrag", "finrag.hierarchical", "finrag.lattice")))
+    assert paper_floor_breaches(g) == {}, paper_floor_breaches(g)
+    up = {**g, "finrag.lattice.cli": g["finrag.lattice.cli"] | {"finrag.cli_train"}}   # the check can fail
+    assert paper_floor_breaches(up) == {"finrag.lattice.cli": ["finrag.cli_train"]}
+
+
 def _export_cells():
     "(notebook, public names, lines) of every `#| export` cell of the lesson notebooks."
     import nbformat

@@ -4,21 +4,21 @@
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #9caf72be
 from __future__ import annotations
-import json, re, warnings
-from functools import partial
+import re
 from ..core import FENCE_CLOSE, FENCE_OPEN, FENCE_RULE, Timings, fence, InputError, LLMError
 from ..config import get_settings
 from ..chunking import CHARS_PER_TOKEN
 from .rag import ContextItem, RAGResult, GraphRAG
+from .cited import (MAX_SENTENCES, CITED_JSON_TOKENS, CITED_SYSTEM_PROMPT, CITED_INSTRUCTION, cited_json, parse_cited, render_cited,
+                                   _CitedStream, _answer_format, _refused, _why_fallback)
 
 # %% auto #0
-__all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS', 'ANSWER_FORMATS', 'MAX_SENTENCES', 'MAX_CITES',
-           'CITED_JSON_TOKENS', 'CITED_SYSTEM_PROMPT', 'SUPPORT_INSTRUCTION', 'NEGATORS', 'NEGATING_VERBS',
+__all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS', 'SUPPORT_INSTRUCTION', 'NEGATORS', 'NEGATING_VERBS',
            'STOPPING_VERBS', 'DIRECTION_WORDS', 'NEGATION_SCOPE', 'DIRECTION_WINDOW', 'COMPANY_LABELS',
            'CITATION_JUDGES', 'ANSWER_CONTINUATION', 'build_prompt', 'prompt_tokens_estimate', 'fit_context',
-           'cited_schema', 'parse_cited', 'render_cited', 'check_citations', 'answer', 'answer_many', 'ask',
-           'support_query', 'answer_sentences', 'figures', 'support_overlap', 'consistency_conflicts', 'citation_judge',
-           'verify_citations', 'citation_summary', 'quote_answer']
+           'check_citations', 'answer', 'answer_many', 'ask', 'support_query', 'answer_sentences', 'figures',
+           'support_overlap', 'consistency_conflicts', 'citation_judge', 'verify_citations', 'citation_summary',
+           'quote_answer']
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #ee8b99a4
 NEWS_OPEN, NEWS_CLOSE = FENCE_OPEN.format(kind="NEWS", id="{id}"), FENCE_CLOSE.format(kind="NEWS")
@@ -41,10 +41,8 @@ def _fmt(c:ContextItem, scores:bool) -> str:
     if c.via: head += f"; via {c.via['seed']}→{c.via['neighbour']} I={c.via['edge_intensity']:.2f}"
     return fence(c.text, c.chunk_id[:CITE_ID_CHARS], "NEWS", head + ")")
 
-def build_prompt(res:RAGResult,
-                 answer_format:str="text"   # 'text': each sentence ends with [id] | 'cited': JSON sentences with chunk ids (`CITED_SYSTEM_PROMPT`)
-                ) -> list[dict]:
-    "Chat messages for `res`: flat context in vector mode, structured primary/entities/evidence context in graph mode; every chunk fenced as untrusted data."
+def build_prompt(res:RAGResult, answer_format:str="text") -> list[dict]:
+    "Chat messages for `res`: flat context in vector mode, structured primary/entities/evidence context in graph mode; every chunk fenced as untrusted data; each sentence to end with [id] (`answer_format` 'text') or JSON sentences with chunk ids ('cited', `finrag.graphrag.cited`)."
     if res.mode == "vector":
         ctx = "\n\n".join(_fmt(c, False) for c in res.contexts)
     else:
@@ -55,15 +53,10 @@ def build_prompt(res:RAGResult,
                "\n\n## Connected entities\n" + edges +
                "\n\n## Network evidence\n" + ("\n\n".join(_fmt(c, True) for c in net) or "none"))
     eg = res.contexts[0].chunk_id[:CITE_ID_CHARS] if res.contexts else "3f2a9c01"
-    if answer_format == "cited":
-        return [{"role": "system", "content": CITED_SYSTEM_PROMPT},
-                {"role": "user", "content": f"Question: {res.question}\n\nContext:\n{ctx}\n\nQuestion: {res.question}\n"
-                                            f"Answer in at most four sentences from the news items above, in JSON, each sentence with the "
-                                            f'ids of the news items it comes from, like {{"sentences": [{{"sentence": "...", "chunks": ["{eg}"]}}]}}.'}]
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": f"Question: {res.question}\n\nContext:\n{ctx}\n\nQuestion: {res.question}\n"
-                                        f"Answer in at most four sentences from the news items above. End every sentence with "
-                                        f"the id of the news item it comes from in square brackets, like [{eg}]."}]
+    tail = (CITED_INSTRUCTION.format(eg=eg) if answer_format == "cited" else f"Answer in at most four sentences from the news items above. "
+            f"End every sentence with the id of the news item it comes from in square brackets, like [{eg}].")
+    return [{"role": "system", "content": CITED_SYSTEM_PROMPT if answer_format == "cited" else SYSTEM_PROMPT},
+            {"role": "user", "content": f"Question: {res.question}\n\nContext:\n{ctx}\n\nQuestion: {res.question}\n{tail}"}]
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #e6058b05
 def prompt_tokens_estimate(messages:list[dict], chars_per_token:float=CHARS_PER_TOKEN) -> int:
@@ -80,130 +73,6 @@ def fit_context(res:RAGResult, budget_tokens:int, answer_format:str="text") -> i
         res.contexts.pop(min(pool, key=lambda i: (res.contexts[i].score, -i))); dropped += 1
     res.entities = sorted({tk for c in res.contexts for tk in c.tickers})
     return dropped
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #da27c432
-ANSWER_FORMATS = ("text", "cited")   # `[graphrag] answer_format`: free text ending each sentence with [id] | JSON sentences with chunk ids
-MAX_SENTENCES = 4       # the prompt's "at most four sentences": the cited schema's maxItems
-MAX_CITES = 3           # chunk ids one cited sentence may give
-CITED_JSON_TOKENS = 22  # tokens a cited sentence's JSON adds to the same sentence as free text (keys, quotes, brackets, indentation)
-CITED_SYSTEM_PROMPT = ("You are a financial analyst. Answer the question using only the news items in the context. " +
-                       FENCE_RULE.format(item="news item", kind="NEWS", id="CHUNK_ID", source="news articles") + " "
-                       "Answer in at most four sentences and do not repeat yourself. Name the companies involved and say whether "
-                       "the news is positive or negative for each. Answer in JSON: a list of sentences, each with the CHUNK_IDs of "
-                       "the news items it comes from. If the context does not answer the question, say so.")
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #01b50a70
-def cited_schema(chunk_ids:list[str],              # the context's chunk ids (shown, and cited, by their first `CITE_ID_CHARS` hex digits)
-                 max_sentences:int=MAX_SENTENCES,
-                 max_cites:int=MAX_CITES) -> dict:
-    """The JSON Schema of a cited answer: {'sentences': [{'sentence': str, 'chunks': [id, ...]}]}, 1..`max_sentences`
-    sentences each citing 1..`max_cites` ids, the ids an enum of the context's. `InputError` without chunk ids."""
-    ids = list(dict.fromkeys(c[:CITE_ID_CHARS] for c in chunk_ids))
-    if not ids: raise InputError("a cited answer needs a context: no chunk ids", field="chunk_ids")
-    item = {"type": "object", "properties": {"sentence": {"type": "string", "minLength": 1},
-                                             "chunks": {"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": max_cites}},
-            "required": ["sentence", "chunks"], "additionalProperties": False}
-    return {"type": "object", "properties": {"sentences": {"type": "array", "items": item, "minItems": 1, "maxItems": max_sentences}},
-            "required": ["sentences"], "additionalProperties": False}
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #3a80ef75
-_ITEMS_HEAD, _COMMA, _ITEMS_END = re.compile(r'\s*\{\s*"sentences"\s*:\s*\[\s*'), re.compile(r"\s*,\s*"), re.compile(r"\s*\]\s*\}")
-_HEX = re.compile(r"(?i)[0-9a-f]{8,}")
-_HEX_GROUP = re.compile(r"\s*\[\s*[0-9a-fA-F]{8,}(?:\s*[,;]\s*[0-9a-fA-F]{8,})*\s*\]")
-
-def _cited_items(text:str) -> tuple[list|None, bool]:
-    "(the items of a cited answer's JSON, cut short?): the whole value's list when it parses, else the complete items before a cut; (None, False) for another shape."
-    try: v = json.loads(text)
-    except (ValueError, TypeError): pass
-    else: return (v["sentences"], False) if isinstance(v, dict) and isinstance(v.get("sentences"), list) else (None, False)
-    m = _ITEMS_HEAD.match(text or "")
-    if not m: return None, False
-    dec, i, out = json.JSONDecoder(), m.end(), []
-    while True:
-        try: item, i = dec.raw_decode(text, i)
-        except ValueError: return out or None, True
-        out.append(item)
-        if _ITEMS_END.match(text, i): return out, False       # complete, then other text
-        if not (c := _COMMA.match(text, i)): return out, True
-        i = c.end()
-
-def parse_cited(text:str, chunk_ids:list[str]) -> dict|None:
-    """{sentences: [{sentence, chunks}], dropped, truncated} of a cited answer (`cited_schema`): each sentence on one line,
-    its `chunks` the context ids it cites (an exact id or a unique prefix of ≥ 8 hex digits, each once), `dropped` the
-    cited ids that are not in the context, `truncated` when the JSON was cut (by `max_tokens`: its complete sentences
-    kept). None when no sentence can be read: not JSON, or another shape."""
-    items, cut = _cited_items(text)
-    if not items or not all(isinstance(it, dict) and isinstance(it.get("sentence"), str) and isinstance(it.get("chunks"), list) for it in items):
-        return None
-    ids, out, dropped = list(chunk_ids), [], []
-    for it in items:
-        s, got = " ".join(it["sentence"].split()), []
-        if not s: continue
-        for tok in it["chunks"]:
-            t = str(tok).strip().lower()
-            hit = [i for i in ids if i == t] or ([i for i in ids if i.startswith(t)] if _HEX.fullmatch(t) else [])
-            if len(hit) == 1: got.append(hit[0])
-            else: dropped.append(str(tok))
-        out.append({"sentence": s, "chunks": list(dict.fromkeys(got))})
-    return {"sentences": out, "dropped": dropped, "truncated": cut} if out else None
-
-def _cited_or_none(text:str, chunk_ids:tuple) -> dict|None:
-    "`parse_cited` as the client's `json_parse`: None (a parse failure, counted and never cached) when no sentence can be read."
-    return parse_cited(text, list(chunk_ids))
-
-def render_cited(sentences:list[dict]) -> str:
-    """A cited answer as text: each sentence with its chunk ids in square brackets before its closing punctuation
-    (`Nvidia rose [3f2a9c01].`; ids by their first `CITE_ID_CHARS` digits; hex ids the model wrote into the sentence
-    removed). An item holding several sentences (`finrag.chunking.split_sentences`, the splitter the metrics use) gives
-    its ids to each; an item whose ids were all dropped stands without."""
-    from finrag.chunking import split_sentences
-    out = []
-    for s in sentences:
-        t, ids = " ".join(_HEX_GROUP.sub("", s["sentence"]).split()), ", ".join(c[:CITE_ID_CHARS] for c in s["chunks"])
-        if not ids: out.append(t); continue
-        for part in split_sentences(t) or [t]:
-            m = re.fullmatch(r"(.*?)\s*([.!?]+)", part, re.S)
-            out.append(f"{m.group(1)} [{ids}]{m.group(2)}" if m and m.group(1) else f"{part} [{ids}].")
-    return " ".join(out)
-
-class _CitedStream:
-    "An `on_token` for a streamed cited answer: each sentence goes on to `on_token` as `render_cited` writes it, once its JSON object is complete."
-    def __init__(self, on_token, chunk_ids): self.on_token, self.ids, self.buf, self.n = on_token, list(chunk_ids), "", 0
-    def __call__(self, piece:str):
-        self.buf += piece
-        if "}" not in piece: return
-        p = parse_cited(self.buf, self.ids)
-        for s in (p["sentences"] if p else [])[self.n:]:
-            self.on_token((" " if self.n else "") + render_cited([s])); self.n += 1
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #91483f30
-_SCHEMA_WORDS = re.compile(r"(?i)response_format|json_schema|json schema|grammar")
-_SAID: set = set()
-
-def _answer_format(answer_format:str|None) -> str:
-    "`answer_format`, else `[graphrag] answer_format`; `InputError` for a name not in `ANSWER_FORMATS`."
-    fmt = answer_format or get_settings().graphrag.answer_format
-    if fmt not in ANSWER_FORMATS: raise InputError(f"unknown answer format {fmt!r}: use one of {', '.join(ANSWER_FORMATS)}", field="answer_format")
-    return fmt
-
-def _refused(e) -> bool:
-    "The endpoint refused the cited answer's JSON schema: an `LLMError` of HTTP 400/422 naming response_format, json_schema or a grammar."
-    return isinstance(e, LLMError) and getattr(e, "status_code", None) in (400, 422) and bool(_SCHEMA_WORDS.search(str(e)))
-
-def _say_fallback(llm, why:str, detail:str=""):
-    "Count a cited answer asked again as free text in `llm.stats.schema_fallbacks`; warn once per client and reason."
-    st = getattr(llm, "stats", None)
-    if st is not None and hasattr(st, "schema_fallbacks"):
-        with getattr(llm, "_lock", None) or _NoLock(): st.schema_fallbacks += 1
-    if (id(llm), why) in _SAID: return
-    _SAID.add((id(llm), why))
-    what = "refused the JSON schema" if why == "refused" else "did not answer with the JSON asked for"
-    warnings.warn(f"cited answers: the LLM endpoint {what} ({' '.join(str(detail).split())[:160]!r}); asking for free text instead "
-                  "(counted in the client's stats.schema_fallbacks; [graphrag] answer_format = text asks for free text at once)", stacklevel=3)
-
-class _NoLock:
-    def __enter__(self): return self
-    def __exit__(self, *exc): return False
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #51feceea
 _CITE = re.compile(r"\[([^\[\]]{1,400})\]")
@@ -230,9 +99,8 @@ def check_citations(text:str, chunk_ids:list[str]) -> dict:
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #8723c9d4
 def _fill_answer(res:RAGResult, r, dropped:int, verify:bool, judge, fmt:str="text", asked:str|None=None, first=None, fallback:str|None=None) -> RAGResult:
-    """Fill `res` from the LLM's response `r` as `answer` does: the text (a cited answer rendered, `render_cited`), usage
-    (with `first`, the cited answer a fallback replaced: both calls), citations, the format asked and given, and (with
-    `verify`) the citation check."""
+    """Fill `res` from the LLM's response `r` as `answer` does: the text (cited: `render_cited`), usage (with `first`, the
+    cited answer a fallback replaced: both calls), citations, the format asked and given, and with `verify` the check."""
     cited = parse_cited(r.text, res.chunk_ids) if fmt == "cited" else None
     res.answer = render_cited(cited["sentences"]) if cited else r.text.strip()
     cites, both = check_citations(res.answer, res.chunk_ids), [x for x in (first, r) if x is not None]
@@ -249,81 +117,67 @@ def _fill_answer(res:RAGResult, r, dropped:int, verify:bool, judge, fmt:str="tex
     return res
 
 def _answer_request(res:RAGResult, max_tokens:int, frequency_penalty:float, repeat_penalty:float, answer_format:str="text") -> tuple[dict, int]:
-    "(the chat request for `res` in `answer_format`, contexts dropped to fit `[models] llm_ctx`); a cited request asks for `cited_schema` alone, `CITED_JSON_TOKENS` more per sentence."
+    "(the chat request for `res` in `answer_format`, contexts dropped to fit `[models] llm_ctx`); cited: `cited_json`, `CITED_JSON_TOKENS` more per sentence."
     if answer_format == "cited": max_tokens += MAX_SENTENCES * CITED_JSON_TOKENS
     dropped = fit_context(res, get_settings().models.llm_ctx - max_tokens - 64, answer_format)
     req = dict(messages=build_prompt(res, answer_format), max_tokens=max_tokens, frequency_penalty=frequency_penalty, repeat_penalty=repeat_penalty)
-    if answer_format == "cited":
-        req.update(json_schema=cited_schema(res.chunk_ids), json_modes=("json_schema",), json_parse=partial(_cited_or_none, chunk_ids=tuple(res.chunk_ids)))
-    return req, dropped
+    return (req | {"json_schema": cited_json(res.chunk_ids)} if answer_format == "cited" else req), dropped
 
 def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
            frequency_penalty:float=0.3,  # OpenAI's penalty on repeated tokens
            repeat_penalty:float=1.1,     # llama.cpp's penalty on the last 64 tokens; with the above, no looping sentences
            on_token=None,                # stream: called with each piece of the answer as it is written (cited: each sentence, rendered)
            verify:bool=False,            # check each sentence against its cited chunk (`verify_citations`) into `llm['verification']`
-           judge=None,                   # ... the judge (`citation_judge`: default `[graphrag] citation_judge`)
-           answer_format:str|None=None   # 'text' | 'cited' (`ANSWER_FORMATS`); None = `[graphrag] answer_format`
+           judge=None                    # ... the judge (`citation_judge`: default `[graphrag] citation_judge`)
           ) -> RAGResult:
-    """Ask the LLM (default: `finrag.llm.get_llm()`) to answer from `res`'s context; fills `answer`, `llm` (with the
-    citation check), `timings['llm']`. A cited answer whose schema the endpoint refuses, or that is not the JSON asked
-    for, is asked again as free text (`llm['format_fallback']`; counted in the client's `stats.schema_fallbacks`, said once)."""
-    llm, fmt = llm or rag.llm, _answer_format(answer_format)
-    req, dropped = _answer_request(res, max_tokens, frequency_penalty, repeat_penalty, fmt if res.contexts else "text")
-    if fmt == "text" or not res.contexts:       # no context: nothing to cite
-        return _fill_answer(res, llm.chat(**req, on_token=on_token), dropped, verify, judge, "text", fmt, None, None if fmt == "text" else "no_context")
-    shown = _CitedStream(on_token, res.chunk_ids) if on_token is not None else None
-    try: r = llm.chat(**req, on_token=shown); why = None if parse_cited(r.text, res.chunk_ids) else "not_json"
+    """Ask the LLM (default: `finrag.llm.get_llm()`) to answer from `res`'s context in `rag`'s answer format (`[graphrag]
+    answer_format`, `finrag.graphrag.cited`); fills `answer`, `llm` (with the citation check), `timings['llm']`. A cited
+    answer the endpoint refuses, or not the JSON asked for, is asked again as free text (`llm['format_fallback']`)."""
+    llm, asked = llm or rag.llm, _answer_format(rag)
+    fmt = asked if res.contexts else "text"                      # no context: nothing to cite
+    req, dropped = _answer_request(res, max_tokens, frequency_penalty, repeat_penalty, fmt)
+    shown = _CitedStream(on_token, res.chunk_ids) if on_token is not None and fmt == "cited" else on_token
+    try: r = llm.chat(**req, on_token=shown)
     except LLMError as e:
-        if not _refused(e): raise
-        r, why = None, "refused"; _say_fallback(llm, why, str(e))
-    if why is None: return _fill_answer(res, r, dropped, verify, judge, "cited")
-    if why == "not_json": _say_fallback(llm, why, r.text)
+        if fmt == "text" or not _refused(e): raise
+        r = e
+    why = _why_fallback(llm, r, res.chunk_ids) if fmt == "cited" else None if asked == "text" else "no_context"
+    if why in (None, "no_context"): return _fill_answer(res, r, dropped, verify, judge, fmt, asked, None, why)
     treq, more = _answer_request(res, max_tokens, frequency_penalty, repeat_penalty, "text")
-    if shown is not None and shown.n: on_token("\n")           # sentences already shown: the free-text answer starts on a new line
-    return _fill_answer(res, llm.chat(**treq, on_token=on_token), dropped + more, verify, judge, "text", fmt, r, why)
+    if shown is not on_token and shown.n: on_token("\n")        # sentences already shown: the free-text answer starts on a new line
+    return _fill_answer(res, llm.chat(**treq, on_token=on_token), dropped + more, verify, judge, "text", asked, None if why == "refused" else r, why)
 
 def answer_many(rag:GraphRAG, results:list, llm=None, max_tokens:int=200, frequency_penalty:float=0.3, repeat_penalty:float=1.1,
                 verify:bool=False, judge=None,
                 concurrency:int|None=None,  # answers at once (`finrag.llm.chat_many`); None = `[models] llm_slots`
-                progress:bool=False,
-                answer_format:str|None=None # as for `answer`
-               ) -> list:
+                progress:bool=False) -> list:
     """`answer` for each `RAGResult` of `results`, the prompts asked together through `finrag.llm.chat_many` (in order;
     identical prompts once; each through the client's cache, retries and deadline); cited answers that fall back are
     asked again together as free text. Returns, in order, None for a result filled as `answer` fills it, or the
     `FinragError` its call raised (that result's `answer` stays None; the others are kept)."""
     from finrag.llm import chat_many
-    llm, fmt = llm or rag.llm, _answer_format(answer_format)
-    whys = [None if fmt == "text" or res.contexts else "no_context" for res in results]      # no context: nothing to cite
-    reqs = [_answer_request(res, max_tokens, frequency_penalty, repeat_penalty, "text" if w else fmt) for res, w in zip(results, whys)]
+    llm, asked = llm or rag.llm, _answer_format(rag)
+    fmts = [asked if res.contexts else "text" for res in results]          # no context: nothing to cite
+    reqs = [_answer_request(res, max_tokens, frequency_penalty, repeat_penalty, f) for res, f in zip(results, fmts)]
     out = chat_many(llm, [q for q, _ in reqs], concurrency, progress, desc="answers")
-    firsts = [None] * len(results)
-    if fmt == "cited":
-        for j, (res, r) in enumerate(zip(results, out)):
-            if whys[j]: continue
-            if isinstance(r, Exception):
-                if _refused(r): whys[j] = "refused"; _say_fallback(llm, "refused", str(r))
-            elif parse_cited(r.text, res.chunk_ids) is None: firsts[j], whys[j] = r, "not_json"; _say_fallback(llm, "not_json", r.text)
-        redo = [j for j, w in enumerate(whys) if w in ("refused", "not_json")]
-        if redo:
-            again = [_answer_request(results[j], max_tokens, frequency_penalty, repeat_penalty, "text") for j in redo]
-            for j, a, r in zip(redo, again, chat_many(llm, [q for q, _ in again], concurrency, progress, desc="answers (free text)")):
-                out[j], reqs[j] = r, (reqs[j][0], reqs[j][1] + a[1])
+    whys = [_why_fallback(llm, r, res.chunk_ids) if f == "cited" else None if f == asked else "no_context" for res, f, r in zip(results, fmts, out)]
+    redo = [j for j, w in enumerate(whys) if w in ("refused", "not_json")]
+    firsts = [out[j] if whys[j] == "not_json" else None for j in range(len(out))]
+    again = [_answer_request(results[j], max_tokens, frequency_penalty, repeat_penalty, "text") for j in redo]
+    for j, a, r in zip(redo, again, chat_many(llm, [q for q, _ in again], concurrency, progress, desc="answers (free text)") if redo else []):
+        out[j], reqs[j] = r, (reqs[j][0], reqs[j][1] + a[1])
     errs = []
     for j, (res, (_, dropped), r) in enumerate(zip(results, reqs, out)):
         if isinstance(r, Exception): errs.append(r); continue
-        _fill_answer(res, r, dropped, verify, judge, "text" if whys[j] else fmt, fmt, firsts[j], whys[j]); errs.append(None)
+        _fill_answer(res, r, dropped, verify, judge, "text" if whys[j] else fmts[j], asked, firsts[j], whys[j]); errs.append(None)
     return errs
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #57a2aa1c
-def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool=True, rag:GraphRAG|None=None, on_token=None,
-        answer_format:str|None=None   # 'text' | 'cited'; None = `[graphrag] answer_format`
-       ) -> RAGResult:
+def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool=True, rag:GraphRAG|None=None, on_token=None) -> RAGResult:
     "Retrieve for `question` in `mode` and, unless `use_llm` is False, answer it (streaming to `on_token` if given)."
     rag = rag or GraphRAG(store)
     res = rag.retrieve(question, mode, tau)
-    return answer(rag, res, on_token=on_token, answer_format=answer_format) if use_llm else res
+    return answer(rag, res, on_token=on_token) if use_llm else res
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #011d8aa2
 SUPPORT_INSTRUCTION = ("Given a sentence of an answer, judge whether the document supports what the sentence says. " +

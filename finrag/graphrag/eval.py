@@ -17,9 +17,9 @@ from ..stats import STRATA, summarise, compare_modes, latency_table
 from .metrics import entity_recall, context_entity_recall, support_recall, cited_support_recall, copy_rate, figure_recall, citation_validity, semantic_similarity, router_accuracy
 
 # %% auto #0
-__all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'FORMAT_METRICS', 'FORMAT_GUARDS', 'PAPER_P1',
-           'HEADLINE_METRICS', 'reference_contexts', 'interleave_types', 'EvalConfig', 'evaluate_graphrag',
-           'compare_answer_formats', 'tau_ablation', 'format_report', 'jsonable', 'headline']
+__all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'reference_contexts',
+           'interleave_types', 'EvalConfig', 'evaluate_graphrag', 'tau_ablation', 'format_report', 'jsonable',
+           'headline']
 
 # %% ../../nbs/18_graphrag.eval.ipynb #e9b9150c
 CORE_METRICS = ("context_entity_recall", "answer_entity_recall", "semantic_similarity")
@@ -103,7 +103,6 @@ class EvalConfig:
     max_tokens: int = 200           # answer budget in tokens
     verify: bool = False            # answered rows: each sentence checked against its cited chunk (`verify_citations`), the copy rate
     verify_judge: object = None     # ... the judge (a `citation_judge` name, client or callable; None = `[graphrag] citation_judge`; engine 'ray': each worker's default)
-    answer_format: str|None = None  # 'text' | 'cited' (`finrag.graphrag.answer.ANSWER_FORMATS`); None = `[graphrag] answer_format`
     engine: object = "local"        # 'local' | 'ray' | a `finrag.scale.Engine` (cluster address, actors): on Ray the questions are spread over actors (`ray_map`)
 
 def _eval_configs(config, graph, overrides:dict) -> tuple:
@@ -118,9 +117,8 @@ def _eval_configs(config, graph, overrides:dict) -> tuple:
     if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")
     modes = tuple(config.modes)
     from finrag.scale import Engine
-    from finrag.graphrag.answer import _answer_format
     return replace(config, modes=modes, llm_modes=tuple(m for m in config.llm_modes if m in modes), ragas_metrics=tuple(config.ragas_metrics),
-                   engine=Engine.of(config.engine), answer_format=_answer_format(config.answer_format)), graph
+                   engine=Engine.of(config.engine)), graph
 
 def evaluate_graphrag(store,                       # a `NewsStore` or its folder
                       questions:list[Question],
@@ -161,7 +159,7 @@ def _question_rows(rag, paper, llm, items:list, answered:set, done_rows:dict, cf
     `answer_many` call (the batch API: `[models] llm_slots` at once, a repeated prompt once)."""
     from finrag.graphrag.rag import budget_of
     from finrag.graphrag.answer import answer_many
-    modes, llm_modes, use_llm, verify = cfg.modes, cfg.llm_modes, cfg.use_llm, cfg.verify
+    modes, llm_modes, use_llm, verify, fmt = cfg.modes, cfg.llm_modes, cfg.use_llm, cfg.verify, rag.settings.answer_format
     plans, pending = [], []
     for i, q in items:
         order = [m for m in (modes if i % 2 == 0 else tuple(reversed(modes))) if m != "auto"] + (["auto"] if "auto" in modes else [])
@@ -171,14 +169,13 @@ def _question_rows(rag, paper, llm, items:list, answered:set, done_rows:dict, cf
             done[mode] = res
             talk = q.id in answered and mode in llm_modes
             prev = done_rows.get((q.id, mode))
-            if prev is not None and talk and prev.get("answer_format", "text") != cfg.answer_format: prev = None   # asked in another format
+            if prev is not None and talk and prev.get("answer_format", "text") != fmt: prev = None   # asked in another format
             if prev is not None and (prev.get("answer") is not None or not talk):      # failed answers are asked again
                 res.answer = prev.get("answer"); plan.append((mode, res, prev, talk)); continue
             plan.append((mode, res, None, talk))
             if talk: pending.append(res)
         plans.append((q, plan))
-    errs = dict(zip(map(id, pending), answer_many(rag, pending, llm=llm, max_tokens=cfg.max_tokens, verify=verify, judge=cfg.verify_judge,
-                                                  answer_format=cfg.answer_format))) if pending else {}
+    errs = dict(zip(map(id, pending), answer_many(rag, pending, llm=llm, max_tokens=cfg.max_tokens, verify=verify, judge=cfg.verify_judge))) if pending else {}
     outs = []
     for q, plan in plans:
         mine, out = {}, []
@@ -201,7 +198,7 @@ def _question_rows(rag, paper, llm, items:list, answered:set, done_rows:dict, cf
             row = dict(question_id=q.id, type=q.type, mode=mode, question=q.question, expected=q.entities, **ret,
                        answered=talk, prompt_contexts=len(res.contexts), dropped_contexts=info.get("dropped_contexts", 0),
                        answer=res.answer, llm_error=err, cached=bool(info.get("cached")), llm_reused=reused,
-                       answer_format=cfg.answer_format if talk else None, answer_format_used=info.get("answer_format"),
+                       answer_format=fmt if talk else None, answer_format_used=info.get("answer_format"),
                        format_fallback=info.get("format_fallback"), cited_dropped_ids=info.get("cited_dropped_ids", 0), cited_truncated=bool(info.get("cited_truncated")),
                        prompt_tokens=info.get("prompt_tokens"), completion_tokens=info.get("completion_tokens"),
                        retrieval_s=ret_s, llm_s=(tm.get("llm") if not info.get("cached") else (mine[res.mode]["llm_s"] if reused else None)),
@@ -330,7 +327,6 @@ def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint,
     conf = asdict(rag.settings) | dict(modes=list(modes), llm_modes=list(llm_modes),      # every graph setting and every evaluation knob
                 use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n,
                 ragas_metrics=ragas_metrics if ragas is True else [], ragas_timeout=ragas_timeout, max_tokens=cfg.max_tokens, verify=verify,
-                answer_format=cfg.answer_format if use_llm else None,
                 verify_judge=cfg.verify_judge if isinstance(cfg.verify_judge, str) or cfg.verify_judge is None else type(cfg.verify_judge).__name__,
                 llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=redact(getattr(llm, "base_url", None)) if use_llm and getattr(llm, "base_url", None) else None,
                 store=str(st.path), n_bootstrap=cfg.n_bootstrap, seed=cfg.seed, engine=cfg.engine.name, workers=cfg.engine.workers)
@@ -343,78 +339,6 @@ def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint,
                               schema_fallbacks=sum(bool(r.get("format_fallback")) for r in rows)),
                 llm_stats=llm.stats.as_dict() if use_llm and hasattr(llm, "stats") else None,
                 seconds=time.perf_counter() - t0)
-
-# %% ../../nbs/18_graphrag.eval.ipynb #e5f6a002
-FORMAT_METRICS = ("sentences_cited", "supported_before", "citation_valid", "semantic_similarity", "figure_recall", "answer_entity_recall",
-                  "cited_support_recall", "prompt_tokens", "completion_tokens", "latency_s")   # what `compare_answer_formats` reports
-FORMAT_GUARDS = ("supported_before", "semantic_similarity", "figure_recall", "answer_entity_recall")   # a significant loss in one keeps free text
-
-# %% ../../nbs/18_graphrag.eval.ipynb #e5f6a003
-def _value(x) -> float:
-    "A row's number as float, NaN for None or a non-number."
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else float("nan")
-
-def compare_answer_formats(text:dict,                 # an `evaluate_graphrag` result with answer_format 'text'
-                           cited:dict,                # ... of the same questions and systems with answer_format 'cited'
-                           metric:str="sentences_cited",   # what the cited format must gain
-                           guards=FORMAT_GUARDS,      # quality metrics it may not lose significantly on the reporting half
-                           metrics=FORMAT_METRICS,    # what is reported per half
-                           seed:int=0, n_bootstrap:int=2000,
-                           margin:float=0.01          # the rule's (c): how far a type's mean may fall below text
-                          ) -> dict:
-    """Cited vs free-text answers paired by (question, system): {split: {seed, choose, report}, halves: {choose, report:
-    [{metric, stratum, n, mean_cited, mean_text, mean_diff, ci_low, ci_high, p}]}, choice: {default, candidate,
-    choose_macro, report, verdict, guard_losses}, fallbacks: {rows, fell_back, by_reason, dropped_ids, truncated},
-    by_system: {format: support and cited support recall per system, their pairs}}. CIs: paired bootstrap of cited − text (`finrag.stats`);
-    p: two-sided Wilcoxon signed-rank. `InputError` when no (question, system) is answered in both."""
-    from finrag.protocol import split_ids, choose_default, report_vs
-    from finrag.stats import paired_bootstrap_ci, paired_wilcoxon
-    key = lambda r: (r["question_id"], r["mode"])
-    A = {key(r): r for r in cited["rows"] if r.get("answered")}; B = {key(r): r for r in text["rows"] if r.get("answered")}
-    pairs = sorted(set(A) & set(B))
-    if not pairs: raise InputError("no (question, system) is answered in both formats", field="rows")
-    ch_q, rp_q = split_ids([q for q, _ in pairs], seed)
-    halves = {"choose": [k for k in pairs if k[0] in ch_q], "report": [k for k in pairs if k[0] in rp_q]}
-    def vals(keys, m, s):
-        x = [(k, _value(A[k].get(m)), _value(B[k].get(m))) for k in keys if s == "all" or A[k]["type"] == s]
-        return [(k, a, b) for k, a, b in x if math.isfinite(a) and math.isfinite(b)]
-    table = {h: [] for h in halves}
-    for h, keys in halves.items():
-        for m in metrics:
-            for s in STRATA:
-                x = vals(keys, m, s)
-                if not x: continue
-                a, b = [v[1] for v in x], [v[2] for v in x]
-                ci = paired_bootstrap_ci(a, b, n_resamples=n_bootstrap, seed=seed)
-                table[h].append(dict(metric=m, stratum=s, n=ci["n"], mean_cited=ci["mean_a"], mean_text=ci["mean_b"], mean_diff=ci["mean_diff"],
-                                     ci_low=ci["ci_low"], ci_high=ci["ci_high"], p=paired_wilcoxon(a, b)["p"]))
-    def scores(keys, m):                     # {format: {question type: {'qid|system': value}}}, pairs finite in both
-        out = {"cited": {}, "text": {}}
-        for s in STRATA[1:]:
-            if x := vals(keys, m, s):
-                out["cited"][s] = {f"{k[0]}|{k[1]}": a for k, a, _ in x}; out["text"][s] = {f"{k[0]}|{k[1]}": b for k, _, b in x}
-        return out
-    ch, rp = scores(halves["choose"], metric), scores(halves["report"], metric)
-    if not ch["text"] or not rp["text"]:
-        choice = {"default": "text", "incumbent": "text", "candidate": None, "verdict": {"replaces": False, "reason": f"no {metric} pairs on a half"}, "guard_losses": {}}
-    else:
-        default, rec = choose_default(ch, rp, "text", rule="gain", margin=margin, n_resamples=n_bootstrap, seed=seed)
-        losses = {}
-        for g in guards:
-            if not (gs := scores(halves["report"], g))["text"]: continue
-            rep = report_vs(gs, "cited", "text", n_resamples=n_bootstrap, seed=seed)
-            if bad := [k for k, v in rep.items() if isinstance(v, dict) and v["ci_high"] < 0]: losses[g] = bad
-        choice = rec | {"metric": metric, "default": "text" if losses else default, "guard_losses": losses}
-    fb = [r for r in cited["rows"] if r.get("answered")]
-    fallbacks = dict(rows=len(fb), fell_back=sum(bool(r.get("format_fallback")) for r in fb),
-                     by_reason=dict(Counter(r["format_fallback"] for r in fb if r.get("format_fallback"))),
-                     dropped_ids=sum(int(r.get("cited_dropped_ids") or 0) for r in fb), truncated=sum(bool(r.get("cited_truncated")) for r in fb))
-    want = ("support_recall", "cited_support_recall", "sentences_cited")
-    by_system = {f: dict(summary=[s for s in res.get("summary", []) if s["metric"] in want],
-                         pairs={k: [w for w in v if w["metric"] in want] for k, v in res.get("pairs", {}).items()})
-                 for f, res in (("text", text), ("cited", cited))}
-    return dict(split=dict(seed=seed, choose=sorted(ch_q), report=sorted(rp_q)), halves=table, choice=choice,
-                fallbacks=fallbacks, by_system=by_system)
 
 # %% ../../nbs/18_graphrag.eval.ipynb #ca7ca434
 def tau_ablation(store, questions:list[Question], taus) -> list[dict]:

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/28_hierarchical.cli.ipynb #c28a0004
 from __future__ import annotations
-import dataclasses, json
+import json
 from pathlib import Path
 import typer
 from ..core import FinragError
@@ -13,8 +13,7 @@ from ..config import check_range
 from ..report import answer_record, answer_report, printable
 
 # %% auto #0
-__all__ = ['hierarchical_app', 'train_app', 'answer', 'TrainOptions', 'train_cross_encoder_cmd', 'train_bi_encoder_cmd',
-           'train_export_cmd']
+__all__ = ['hierarchical_app', 'answer']
 
 # %% ../../nbs/28_hierarchical.cli.ipynb #c28a0006
 hierarchical_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P2: the hierarchical reranker, end to end.")
@@ -47,86 +46,3 @@ def answer(question:str=typer.Argument(..., help="The question."),
     a = answer_question(question, hr, k=k, threshold_tokens=threshold, split=split)
     if json_out: typer.echo(printable(json.dumps(answer_record(question, a, split)))); return
     typer.echo(answer_report(a, split))
-
-# %% ../../nbs/28_hierarchical.cli.ipynb #18fcd8c5
-train_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Train finrag's own cross-encoder and bi-encoder (finrag.train) and export them to int8 ONNX.")
-
-@dataclasses.dataclass
-class TrainOptions:
-    "The optimiser options of `finrag train cross-encoder` and `bi-encoder` (None: the recipe's, `finrag.train`)."
-    epochs:int = typer.Option(None, "--epochs")
-    lr:float = typer.Option(None, "--lr", help="Default: the library's (finrag.train).")
-    batch_size:int = typer.Option(None, "--batch-size")
-    max_length:int = typer.Option(None, "--max-length", help="Tokens per (query, document) pair (cross-encoder) or per text (bi-encoder).")
-    save_steps:int = typer.Option(None, "--save-steps", help="Checkpoint interval (a stopped run resumes).")
-    n_neg:int = typer.Option(None, "--n-neg", help="Mined hard negatives per positive.")
-    restart:bool = typer.Option(False, "--restart", help="Drop the checkpoints of an earlier run in --out instead of resuming it.")
-
-def _train_opts(sources, queries, opts:TrainOptions) -> tuple:
-    from finrag.train import TRAIN_SOURCES
-    names = list(sources or ("tatqa-train-a", "financial-qa-10k"))
-    bad = [n for n in names if n not in TRAIN_SOURCES and not n.startswith("dev:")]
-    if bad: raise FinragError(f"--source {bad[0]!r}: use one of {', '.join(TRAIN_SOURCES)} or dev:<corpus>")
-    from finrag.config import check_range
-    from finrag.train import TrainRecipe
-    o = opts
-    for opt, v in (("--queries", queries), ("--save-steps", o.save_steps)):
-        if v is not None and not 1 <= v <= 10**9: raise FinragError(f"{opt} {v}: give a number in [1, 10^9]")
-    for opt, key, v in (("--epochs", "epochs", o.epochs), ("--max-length", "max_length", o.max_length), ("--batch-size", "batch_size", o.batch_size),
-                        ("--lr", "lr", o.lr), ("--n-neg", "n_neg", o.n_neg)):
-        if v is not None: check_range(TrainRecipe, key, v, option=opt)
-    return names
-
-def _given(**kw) -> dict:
-    "The options the user gave: the rest keep the training function's defaults (one home for each)."
-    return {k: v for k, v in kw.items() if v is not None}
-
-def _trained(path, onnx, kind):
-    from finrag.train import export_onnx
-    rec = json.loads((Path(path)/"finrag_train.json").read_text())
-    typer.echo(f"{kind}: {rec['n_examples']:,} examples from " + ", ".join(f"{k} ({v['queries']:,} queries)" for k, v in rec["sources"].items())
-               + f"; training loss {rec['train_loss']}, {rec['seconds']:.0f} s -> {path}")
-    if onnx: typer.echo(f"int8 ONNX -> {export_onnx(path, onnx)}")
-
-_SRC = typer.Option(None, "--source", help="A training source (repeatable): tatqa-train-a, financial-qa-10k, dev:<corpus>; default the first two.")
-_DATA = typer.Option(None, "--data", help="The data root (default: $FINRAG_DATA_ROOT, ../shared/data).")
-_Q = typer.Option(None, "--queries", help="Training queries per source at most (seeded sample; default all).")
-
-@train_app.command("cross-encoder")
-@options_command
-def train_cross_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
-                            out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/ce-minilm-fin)."),
-                            onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (what --stage2 ce:DIR loads)."),
-                            train:TrainOptions=None,
-                            window:int=typer.Option(None, "--window", help="Words of each document read (the window sharing most words with the query)."),
-                            loss:str=typer.Option(None, "--loss", help="bce (pointwise), lambda or listnet (listwise); default the recipe's (finrag.train).")):
-    "Train the cross-encoder (BCE or a listwise loss on mined hard negatives; resumable, progress bar)."
-    from finrag.train import train_cross_encoder
-    names = _train_opts(sources, queries, train)
-    from finrag.config import check_range
-    from finrag.train import TrainRecipe
-    if window is not None: check_range(TrainRecipe, "window", window, option="--window")
-    from finrag.config import get_settings
-    out = out or get_settings().cache_dir/"models"/"ce-minilm-fin"
-    if loss is not None: check_range(TrainRecipe, "loss", loss, option="--loss")
-    _trained(train_cross_encoder(out, names, data, queries=queries, **_given(**dataclasses.asdict(train), window=window, loss=loss)), onnx, "cross-encoder")
-
-@train_app.command("bi-encoder")
-@options_command
-def train_bi_encoder_cmd(sources:list[str]=_SRC, data:Path=_DATA, queries:int=_Q,
-                         out:Path=typer.Option(None, "--out", help="Model folder (default: <cache_dir>/models/bi-minilm-fin)."),
-                         onnx:Path=typer.Option(None, "--onnx", help="Also export to int8 ONNX here (an embedder folder)."),
-                         train:TrainOptions=None):
-    "Fine-tune the bi-encoder (MultipleNegativesRankingLoss on mined triplets; resumable, progress bar)."
-    from finrag.train import train_bi_encoder
-    names = _train_opts(sources, queries, train)
-    from finrag.config import get_settings
-    out = out or get_settings().cache_dir/"models"/"bi-minilm-fin"
-    _trained(train_bi_encoder(out, names, data, queries=queries, **_given(**dataclasses.asdict(train))), onnx, "bi-encoder")
-
-@train_app.command("export")
-def train_export_cmd(model:Path=typer.Argument(..., help="A trained model folder."), out:Path=typer.Argument(..., help="The ONNX folder."),
-                     fp32:bool=typer.Option(False, "--fp32", help="Keep fp32 weights (default: int8 dynamic quantisation).")):
-    "Export a trained cross-encoder or bi-encoder to ONNX (int8 by default) with its tokenizer."
-    from finrag.train import export_onnx
-    typer.echo(f"-> {export_onnx(model, out, quantize=not fp32)}")

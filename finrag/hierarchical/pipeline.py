@@ -4,7 +4,7 @@
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #dd6a3e15
 from __future__ import annotations
-import json, math, re, time
+import math, re, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from fastcore.basics import patch
@@ -264,7 +264,7 @@ def preretrieval_step(default:bool):   # the method's default when the switch is
     return prepare
 
 register_transform("preretrieval", preprocess_dataset, None)   # `preretrieval=True` of bm25, dense, hybrid: the settings' steps
-register_method("hierarchical", HierarchicalRetriever, batch=1, prepare=preretrieval_step(True),
+register_method("hierarchical", HierarchicalRetriever, batch=1, settings="hierarchical", prepare=preretrieval_step(True),
                 doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #b94c49d7

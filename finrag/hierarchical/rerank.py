@@ -177,10 +177,9 @@ class MaxSimScorer:
         q = self.encode_tokens([query])[0]
         return np.array([float((q @ d.T).max(axis=1).sum()) for d in self.token_vectors(list(docs))], dtype=np.float32)
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #10bdbd2a
+# %% ../../nbs/24_hierarchical.rerank.ipynb #39d702d5
 PAPER_RERANKERS = ("jinaai/jina-reranker-v3", "jinaai/jina-reranker-v2-base-multilingual", "BAAI/bge-reranker-v2-m3")
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #39d702d5
 def load_cross_encoder(model:str,            # a local folder or a hub id (see `PAPER_RERANKERS`)
                        max_length:int|None=None, # tokens per (query, doc) pair; None = the model's
                        num_labels:int|None=None, # 1 to add a fresh one-logit head to a plain encoder
@@ -226,13 +225,11 @@ class CrossEncoderScorer:
         if len(s) and s.max() < self.min_best: return np.zeros_like(s)   # unsure: a stage-2 interp keeps stage 1's order
         return s
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #0af62a6d
+# %% ../../nbs/24_hierarchical.rerank.ipynb #41b40d99
 QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #7a40789c
 DEFAULT_INSTRUCTION = "Given a financial question, judge whether the document contains the information needed to answer it"
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #41b40d99
 class LLMYesNoScorer:
     "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.relevance.relevance_many`), one cached LLM call per document, `concurrency` at once."
     name = "llm-yesno"
@@ -268,10 +265,9 @@ def minmax(s:np.ndarray) -> np.ndarray:
     lo, hi = s[ok].min(), s[ok].max()
     return np.where(ok, (s - lo)/(hi - lo) if hi > lo else 0.0, 0.0)
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #0bd7e949
+# %% ../../nbs/24_hierarchical.rerank.ipynb #5f5f06a7
 FUSIONS = ("rrf", "interp")
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #5f5f06a7
 def fuse_scores(prev:np.ndarray,         # (n,) the previous stage's scores of the pool
                 new:np.ndarray,          # (n,) this stage's scores of the same pool
                 fusion:str="rrf",        # 'rrf' (rank fusion) | 'interp' (weighted min-max interpolation)
@@ -360,7 +356,6 @@ def rank(self:Cascade, query:str, candidates:dict) -> list:
     self.n_queries += 1
     return [(d, float(v), st) for d, v in zip(ids, prev if prev is not None else [])] + tail
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #7560d5f8
 @patch
 def rerank(self:Cascade, query:str, candidates:dict) -> list:
     "[(doc id, score), ...] of `rank`; with `backfill` the scores are rank-based (n − rank), since stages differ in scale."
@@ -387,7 +382,6 @@ def run(self:Cascade, ds:BeirDataset, candidates_run:dict|None=None, query_ids=N
         run[q] = dict(self.rerank(ds.queries[q], {d: doc(d) for d in pool if d not in ex}))
     return run
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #dad4efc7
 @patch
 def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
     "`Retriever` protocol over the whole `corpus` given at construction: the cascade's top `k` per query."
@@ -395,7 +389,6 @@ def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> di
     ds = BeirDataset("search", self.corpus, queries, {})
     return {q: dict(list(h.items())[:k]) for q, h in self.run(ds, excluded=excluded).items()}
 
-# %% ../../nbs/24_hierarchical.rerank.ipynb #965449b5
 @patch
 def stage_seconds(self:Cascade) -> dict:
     "Mean seconds per query of each stage that ran (`stage1`, `stage2`, …) since the last `reset`."

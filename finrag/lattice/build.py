@@ -128,10 +128,9 @@ class _Builder:
         self.bar.update(len(idx))
         return self.internal([self.leaves[i] for i in idx], idx, summary, depth)
 
-# %% ../../nbs/33_lattice.build.ipynb #230ffff6
+# %% ../../nbs/33_lattice.build.ipynb #6a5da4d3
 MAX_SHARE = 0.9   # an LLM partition whose largest cluster holds more than this share of the items is unusable
 
-# %% ../../nbs/33_lattice.build.ipynb #6a5da4d3
 def n_clusters(n:int, M:int, max_leaf_docs:int) -> int:
     "Clusters to ask for when splitting n documents: enough for leaf-sized children, at most M, at least 2."
     return max(2, min(M, math.ceil(n / max_leaf_docs)))
@@ -233,7 +232,6 @@ def bottom_up(self:_Builder) -> SemanticNode:
     groups = [g.tolist() for g in self.group(self.emb, self.max_leaf)]
     return self.stack_levels([self.leaf_parent(g) for g in groups], groups)
 
-# %% ../../nbs/33_lattice.build.ipynb #d1bcf310
 @patch
 def hybrid(self:_Builder) -> SemanticNode:
     n = len(self.ids)
@@ -265,13 +263,11 @@ def _deviations(b:_Builder) -> list[str]:
         out.append(f"llm_depth={b.llm_depth}: nodes at depth {b.llm_depth} and below are split by k-means and summarised extractively (a cost bound; the paper uses the LLM at every level)")
     return out
 
-# %% ../../nbs/33_lattice.build.ipynb #e3fc4585
+# %% ../../nbs/33_lattice.build.ipynb #ace5c92d
 STRATEGIES = ("top-down", "bottom-up", "hybrid")
 
-# %% ../../nbs/33_lattice.build.ipynb #6b6ace7a
 BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs", "partition_tokens", "llm_depth")
 
-# %% ../../nbs/33_lattice.build.ipynb #ace5c92d
 BUILD_KNOBS = {"context_tokens": None, "max_depth": 8, "seed": 0}   # build options that are not settings: the LLM's window (None: `[models] llm_ctx`), no split below this depth, the k-means seed
 
 def build_options(config:LatticeSettings|None=None, # None = `get_settings().lattice`

@@ -6,21 +6,13 @@
 from __future__ import annotations
 import numpy as np
 from ..beir import BeirDataset
-from ..evaluation import eval_retrieval, evaluate
+from ..evaluation import eval_retrieval
 
 # %% auto #0
-__all__ = ['METRICS', 'TREE_FIELDS', 'retrieval_metrics', 'cost_summary', 'lattice_eval', 'tree_stats', 'first_then']
+__all__ = ['METRICS', 'TREE_FIELDS', 'cost_summary', 'lattice_eval', 'tree_stats', 'first_then']
 
 # %% ../../nbs/37_lattice.eval.ipynb #a5e860ba
 METRICS = ("ndcg@10", "recall@100")   # what P3 reports (the paper: nDCG@10; recall@100 for the cheap retrievers' depth)
-
-# %% ../../nbs/37_lattice.eval.ipynb #5ac9c828
-def retrieval_metrics(run:dict,     # {qid: {doc id: score}}; a missing query counts as an empty ranking
-                      qids,         # the queries to evaluate (each must have qrels)
-                      qrels:dict) -> dict:
-    "{ndcg@10, recall@100} of `run` over `qids`, rounded to 4 places (`evaluate`, trec_eval semantics)."
-    m = evaluate({q: run.get(q, {}) for q in qids}, {q: qrels[q] for q in qids}, k=(10,), recall_k=(100,))
-    return {k: round(m[k], 4) for k in METRICS}
 
 # %% ../../nbs/37_lattice.eval.ipynb #770c17fd
 def cost_summary(retriever) -> dict:
@@ -37,7 +29,7 @@ def cost_summary(retriever) -> dict:
 
 # %% ../../nbs/37_lattice.eval.ipynb #97243f3b
 def lattice_eval(ds:BeirDataset, retriever, qids) -> tuple[dict, dict, dict]:
-    "(`retrieval_metrics`, run, `cost_summary`) of `retriever` searched on the queries `qids` of `ds` (top 100) by `eval_retrieval`."
+    "(`subset_metrics`, run, `cost_summary`) of `retriever` searched on the queries `qids` of `ds` (top 100) by `eval_retrieval`."
     r = eval_retrieval(ds.subset(qids), retriever, k=(10,), recall_k=(100,))
     return {k: round(r.metrics[k], 4) for k in METRICS}, r.run, cost_summary(retriever)
 

@@ -105,7 +105,7 @@ def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"t
     return r
 
 from ..retrieval import register_method
-register_method("lattice", lattice_retriever, batch=1, doc="LATTICE search over a tree (--tree)")
+register_method("lattice", lattice_retriever, batch=1, settings="lattice", doc="LATTICE search over a tree (--tree)")
 
 # %% ../../nbs/36b_lattice.plus.ipynb #4ca20e85
 def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
@@ -125,4 +125,4 @@ def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
          else LatticeFusion(lat, others, rrf_k, fusion=fusion, weights=weights))
     return f
 
-register_method("lattice++", lattice_plus_retriever, batch=1, doc="LATTICE++: fusion of LATTICE with BM25 and dense (--tree)")
+register_method("lattice++", lattice_plus_retriever, batch=1, settings="lattice", doc="LATTICE++: fusion of LATTICE with BM25 and dense (--tree)")

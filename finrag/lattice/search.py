@@ -97,7 +97,7 @@ class LatticeSearch:
                  **overrides):               # one-off variants of `config` fields (`with_overrides`), e.g. beam=1, calibration=False
         c = with_overrides(get_settings().lattice if config is None else config, overrides, "LatticeSearch")
         self.ix, self.query, self.scorer, self.max_slate, self.split_slates = index, query, scorer, c.max_slate, 0
-        self.beam_size, self.num_leaf_calib, self.calibration = c.beam, c.num_leaf_calib, c.calibration
+        self.beam, self.num_leaf_calib, self.calibration = c.beam, c.num_leaf_calib, c.calibration
         self.alpha = _alpha(c)
         self.calib = calib or CalibModel(tau=c.pl_tau, lambda_mse=c.lambda_mse)
         seed = c.search_seed
@@ -108,7 +108,7 @@ class LatticeSearch:
         self.scored, self.expanded, self.failed = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
         self.local[0] = self.path[0] = self.cal[0] = 1.0; self.scored[0] = True
         self.leaf = np.array([index.is_leaf(i) for i in range(n)])
-        self.rng, self.beam, self.trace, self.slates = np.random.default_rng(seed), [0], [], []
+        self.rng, self.frontier, self.trace, self.slates = np.random.default_rng(seed), [0], [], []   # frontier: the nodes expanded next
         self.counts = dict(calls=0, cache_hits=0, prompt_tokens=0, completion_tokens=0, failed_slates=0, recovered_slates=0, invalid_entries=0)
         self.t, self.llm_spent, self.budget_spent, self.token_budget = Timings(), False, False, None   # `run` sets the budget
 
@@ -190,14 +190,14 @@ class LatticeSearch:
 @patch
 def step(self:LatticeSearch) -> bool:
     "One iteration: score every beam node's slate that fits the token budget (`within_budget`; together: `score_slates`), refit, choose the next beam; False when there was nothing to expand."
-    if not self.beam or self.budget_spent: return False
+    if not self.frontier or self.budget_spent: return False
     refs, done = None, []
     def leaf_refs():
         nonlocal refs
         if refs is None: refs = self.reference_leaves()
         return refs
     jobs = []
-    for b in self.beam:
+    for b in self.frontier:
         if not self.ix.children[b]: self.expanded[b] = True; continue      # a tree that is a single leaf
         items, leafy = self.slate(b, leaf_refs)
         jobs.append((b, items, leafy, self.slate_scorer(b)))
@@ -221,7 +221,7 @@ def step(self:LatticeSearch) -> bool:
             v = self.calib.fit(); self.cal[nodes] = [v.get(int(i), 0.0) for i in nodes]
         else: self.cal[nodes] = self.local[nodes]
     cand = np.flatnonzero(self.scored & ~self.expanded & ~self.failed & ~self.leaf & ~self.masked)
-    self.beam = [int(i) for i in cand[np.lexsort((cand, -self.path[cand]))][: self.beam_size]]
+    self.frontier = [int(i) for i in cand[np.lexsort((cand, -self.path[cand]))][: self.beam]]
     return True
 
 @patch

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 from ..core import InputError, atomic_write
 from ..beir import BeirDataset
-from ..evaluation import evaluate
+from ..evaluation import evaluate, mean_ci, paired_diff, per_query
 from ..stats import bootstrap_ci, paired_bootstrap_ci
 from ..protocol import best_mean, within_share_of
 
 # %% auto #0
-__all__ = ['HYBRID_DEVIATIONS', 'HYBRID_BASELINES', 'GROW_BUILD', 'GROW_SEARCH', 'GROW_GRID', 'lattice_slice', 'per_query_ndcg',
-           'ndcg_summary', 'paired_diff', 'fusion_grid', 'fusion_label', 'fusion_scores', 'cached_lattice_runs',
-           'hybrid_routing_study', 'lattice_ndcg_per_query', 'grow_tree', 'grow_study']
+__all__ = ['HYBRID_DEVIATIONS', 'HYBRID_BASELINES', 'GROW_BUILD', 'GROW_SEARCH', 'GROW_GRID', 'lattice_slice', 'fusion_grid',
+           'fusion_label', 'fusion_scores', 'cached_lattice_runs', 'hybrid_routing_study', 'lattice_ndcg_per_query',
+           'grow_tree', 'grow_study']
 
 # %% ../../nbs/37c_lattice.studies.ipynb #3b99517d
 def lattice_slice(ds:BeirDataset,   # a dataset with qrels (e.g. `finrag.datasets.load_dev("scifact")`)
@@ -27,29 +27,6 @@ def lattice_slice(ds:BeirDataset,   # a dataset with qrels (e.g. `finrag.dataset
     sl = ds.sample(n_queries=n_queries).sample(n_docs=n_docs, seed=seed)
     sl.name = f"{ds.name}-slice{len(sl.corpus)}"
     return sl
-
-# %% ../../nbs/37c_lattice.studies.ipynb #facdfbeb
-def per_query_ndcg(run:dict,    # {qid: {doc id: score}}
-                   qids,        # the queries scored (each with qrels); a query missing from `run` = an empty ranking
-                   qrels:dict) -> dict:
-    "{qid: nDCG@10} of `run` over `qids` (`finrag.evaluation.evaluate`, trec_eval semantics)."
-    pq = evaluate({q: run.get(q, {}) for q in qids}, {q: qrels[q] for q in qids}, k=(10,), recall_k=(100,))["per_query"]
-    return {q: pq[q]["ndcg@10"] for q in qids}
-
-# %% ../../nbs/37c_lattice.studies.ipynb #a67bbabf
-def ndcg_summary(pq:dict, qids, seconds=None, calls=None, resamples:int=2000) -> dict:
-    "n, mean nDCG@10 of the per-query `pq` over `qids` and its bootstrap 95 % CI (4 places); s/query and LLM calls/query when given."
-    x = np.array([pq[q] for q in qids]); lo, hi = bootstrap_ci(x, n_resamples=resamples)
-    out = {"n": len(qids), "ndcg@10": round(float(x.mean()), 4), "ci": [round(lo, 4), round(hi, 4)]}
-    if seconds is not None: out["s_per_query"] = round(float(seconds), 3)
-    if calls is not None: out["llm_calls_per_query"] = round(float(calls), 2)
-    return out
-
-# %% ../../nbs/37c_lattice.studies.ipynb #d5a461ff
-def paired_diff(pa:dict, pb:dict, qids, resamples:int=2000) -> dict:
-    "a − b over `qids` of two per-query score dicts: n, mean difference and its paired bootstrap 95 % CI (`paired_bootstrap_ci`), 4 places."
-    c = paired_bootstrap_ci([pa[q] for q in qids], [pb[q] for q in qids], n_resamples=resamples)
-    return {"n": c["n"], "diff": round(c["mean_diff"], 4), "ci": [round(c["ci_low"], 4), round(c["ci_high"], 4)]}
 
 # %% ../../nbs/37c_lattice.studies.ipynb #e1a0976b
 def fusion_grid() -> list:
@@ -69,7 +46,7 @@ def fusion_scores(members:list,   # runs [LATTICE, BM25, dense] (the order of `f
                   qrels:dict) -> dict:
     "{(fusion, rrf_k, weights): mean nDCG@10 on `qids`} of every `fusion_grid` candidate (`fuse_runs`), in the grid's order: `finrag.protocol.best_mean` of it keeps the first (simpler) of equal values."
     from finrag.lattice.plus import fuse_runs
-    return {(f, k, w): float(np.mean(list(per_query_ndcg(fuse_runs(members, f, w, k), qids, qrels).values()))) for f, k, w in fusion_grid()}
+    return {(f, k, w): float(np.mean(list(per_query(fuse_runs(members, f, w, k), qids, qrels).values()))) for f, k, w in fusion_grid()}
 
 # %% ../../nbs/37c_lattice.studies.ipynb #6dcab901
 def cached_lattice_runs(folder,          # the cache folder (created), e.g. <cache_dir>/bench/p3_hybrid/<dataset name>
@@ -122,8 +99,8 @@ def _baseline_runs(ds, allq:dict) -> tuple[dict, dict]:
 
 # %% ../../nbs/37c_lattice.studies.ipynb #2f568bfd
 def _study_table(pq:dict, secs:dict, calls:dict, qids, names) -> dict:
-    "{'methods': {name: ndcg_summary}, 'paired': {'best baseline', '<m> - dense', '<m> - <best baseline>'}} over `qids`."
-    t = {m: ndcg_summary(pq[m], qids, secs.get(m), calls.get(m, 0.0)) for m in names}
+    "{'methods': {name: mean_ci}, 'paired': {'best baseline', '<m> - dense', '<m> - <best baseline>'}} over `qids`."
+    t = {m: mean_ci(pq[m], qids, seconds=secs.get(m), calls=calls.get(m, 0.0)) for m in names}
     best_base = best_mean({m: np.mean([pq[m][q] for q in qids]) for m in HYBRID_BASELINES})
     cmp = {"best baseline": best_base}
     for m in names:
@@ -184,7 +161,7 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
             runs[lab] = {q: v["run"] for q, v in got.items()}
             secs[lab] = float(np.mean([v["stats"]["wall"] for v in got.values()])); calls[lab] = 0.0
             emb[lab] = (desc, beam, lr.config)
-    pq = {m: per_query_ndcg(r, qd + qt, ds.qrels) for m, r in runs.items()}
+    pq = {m: per_query(r, qd + qt, ds.qrels) for m, r in runs.items()}
     dev_mean = lambda m: float(np.mean([pq[m][q] for q in qd]))
     best_emb = max(emb, key=dev_mean)
     desc, beam, emb_cfg = emb[best_emb]
@@ -195,7 +172,7 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     old_lab, new_lab = "lattice++ (embedding; old rrf k=60)", "lattice++ (embedding)"
     runs[old_lab], runs[new_lab] = fuse_runs(members, "rrf", None, 60), fuse_runs(members, bf, bw, bk)
     for m in (old_lab, new_lab):
-        secs[m] = secs[best_emb] + secs["bm25"] + secs["dense"]; calls[m] = 0.0; pq[m] = per_query_ndcg(runs[m], qd + qt, ds.qrels)
+        secs[m] = secs[best_emb] + secs["bm25"] + secs["dense"]; calls[m] = 0.0; pq[m] = per_query(runs[m], qd + qt, ds.qrels)
     if progress: print(f"  LATTICE++ fusion chosen on dev: {fusion_label(bf, bk, bw)} ({best_val:.4f}; old rrf k=60 {dev_mean(old_lab):.4f})", flush=True)
     n_lat = [len(L.get(q, {})) for q in qd]   # why the old fusion lost: how many LATTICE documents enter it, how good they are
     diag = {"lattice_docs_per_query": {"mean": round(float(np.mean(n_lat)), 1), "min": int(min(n_lat)), "max": int(max(n_lat))},
@@ -207,9 +184,9 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     if lq:   # LATTICE hybrid routing on a seeded subset of the test half; LATTICE++ with the fusion above
         hyb_lab, H, secs_h, calls_h, hyb = _hybrid_llm_run(tree, allq, lq, with_overrides(get_settings().lattice, dict(embed_desc=desc, beam=beam, relevance=relevance, llm_docs=llm_docs)),
                                                            llm, budget, slate_tokens, folder, progress)
-        runs[hyb_lab], pq[hyb_lab], secs[hyb_lab], calls[hyb_lab] = H, per_query_ndcg(H, lq, ds.qrels), secs_h, calls_h
+        runs[hyb_lab], pq[hyb_lab], secs[hyb_lab], calls[hyb_lab] = H, per_query(H, lq, ds.qrels), secs_h, calls_h
         hp = "lattice++ (hybrid)"
-        runs[hp] = fuse_runs([H, runs["bm25"], runs["dense"]], bf, bw, bk); pq[hp] = per_query_ndcg(runs[hp], lq, ds.qrels)
+        runs[hp] = fuse_runs([H, runs["bm25"], runs["dense"]], bf, bw, bk); pq[hp] = per_query(runs[hp], lq, ds.qrels)
         secs[hp] = secs[hyb_lab] + secs["bm25"] + secs["dense"]; calls[hp] = calls[hyb_lab]
     shown = list(HYBRID_BASELINES) + [best_emb, old_lab, new_lab]
     R = {"dataset": ds.name, "n_docs": len(ds.corpus), "split": "finrag.protocol.split_queries(ds, 0.5, seed=0): settings chosen on dev, reported on test",
