@@ -24,7 +24,7 @@ def data_root(root=None) -> Path:
     import platformdirs
     return Path(platformdirs.user_cache_dir("finrag"))/"data"
 
-# %% ../nbs/02c_download.ipynb #a4852858
+# %% ../nbs/02c_download.ipynb #e133f17d
 @dataclass(frozen=True)
 class RemoteFile:
     "One file of a dataset: where it lives under the data root, where it comes from, and what it must hash to."
@@ -33,7 +33,6 @@ class RemoteFile:
     sha256: str   # hex digest of the expected bytes
     size: int     # bytes
 
-# %% ../nbs/02c_download.ipynb #e133f17d
 @dataclass(frozen=True)
 class DataSource:
     "A downloadable dataset: its files, licence, provenance and what finrag uses it for."
@@ -46,7 +45,6 @@ class DataSource:
     @property
     def size(self) -> int: return sum(f.size for f in self.files)
 
-# %% ../nbs/02c_download.ipynb #957370b5
 SOURCES: dict[str, DataSource] = {}
 
 # %% ../nbs/02c_download.ipynb #c09b9d01
@@ -164,7 +162,7 @@ def data_table(root=None) -> list[dict]:
                      "files": len(s.files), "present": st.count("present"), "where": str(r/s.files[0].path.split("/")[0])})
     return rows
 
-# %% ../nbs/02c_download.ipynb #45d6e35d
+# %% ../nbs/02c_download.ipynb #d468716b
 def have(check,             # callable; raises `FinragError` (whose message names the fix) when the requirement is absent
          shows:str="",      # what the guarded cell would show, for the message
         ) -> bool:
@@ -174,7 +172,6 @@ def have(check,             # callable; raises `FinragError` (whose message name
         print(f"skipped{': ' + shows if shows else ''} — {e}"); return False
     return True
 
-# %% ../nbs/02c_download.ipynb #d468716b
 def have_data(names,          # a dataset name (see `source_for`) or a list of them
               shows:str="",   # what the guarded cell would show with the data
               root=None,      # the data root (see `data_root`)
@@ -289,7 +286,6 @@ def _fetch(f:RemoteFile, dest:Path, progress:bool, timeout:float) -> Path:
     _remember_sha256(dest, h)
     return dest
 
-# %% ../nbs/02c_download.ipynb #1d5670e7
 def get(name:str, root=None, progress:bool=True) -> list[Path]:
     "Download every file of dataset `name` (see `source_for`) into the data root; returns their paths. Errors as `download_file`."
     return [download_file(f, root, progress) for f in source_for(name).files]

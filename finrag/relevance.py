@@ -56,7 +56,6 @@ def first_token_top(logprobs, llm=None) -> list:
         if st is not None and hasattr(st, "logprob_fallbacks"): st.logprob_fallbacks += 1
         return []
 
-# %% ../nbs/04c_relevance.ipynb #ff708939
 def chat_logprobs(llm,                   # a `LLMClient` (or any object with its `chat` signature)
                   messages:list,         # chat messages
                   top_logprobs:int=20,   # alternatives per token (OpenAI allows up to 20)
@@ -67,13 +66,11 @@ def chat_logprobs(llm,                   # a `LLMClient` (or any object with its
     r = llm.chat(messages, max_tokens=max_tokens, temperature=0.0, logprobs=top_logprobs, cache=cache)
     return {"text": r.text, "top": first_token_top(r.logprobs, llm), "cached": r.cached}
 
-# %% ../nbs/04c_relevance.ipynb #9fbb2e21
+# %% ../nbs/04c_relevance.ipynb #f2265c5e
 RELEVANCE_SYSTEM = ('Judge whether the Document meets the requirements based on the Query and the Instruct provided. '
                     'Note that the answer can only be "yes" or "no". ' +
                     FENCE_RULE.format(item="document", kind="DOCUMENT", id="N", source="the corpus"))
 
-
-# %% ../nbs/04c_relevance.ipynb #f2265c5e
 RELEVANCE_INSTRUCTION = "Given a question, judge whether the document contains the information needed to answer it"
 
 # %% ../nbs/04c_relevance.ipynb #a85e8961
@@ -115,10 +112,9 @@ def focus_text(query:str, text:str, max_tokens:int,
         parts.append(units[i])
     return "\n".join(parts + (["…"] if keep[-1] < len(units) - 1 else []))
 
-# %% ../nbs/04c_relevance.ipynb #35a368d4
+# %% ../nbs/04c_relevance.ipynb #6e339123
 DOC_CUTS = ("head", "query")
 
-# %% ../nbs/04c_relevance.ipynb #6e339123
 def check_cut(cut:str) -> str:
     "`cut` when it is one of `DOC_CUTS`, else `InputError` (field 'cut') naming the choices."
     if cut not in DOC_CUTS: raise InputError(f"unknown document cut {cut!r}; use one of {', '.join(DOC_CUTS)}", field="cut")
@@ -145,7 +141,7 @@ def judgement_parts(content:str) -> tuple[str, str]:
     return head.partition("<Query>: ")[2], "\n".join(doc.split("\n")[1:-1])
 
 
-# %% ../nbs/04c_relevance.ipynb #a08c1561
+# %% ../nbs/04c_relevance.ipynb #23611adb
 def relevance(query:str, text:str, llm=None, *,
               instruction:str=RELEVANCE_INSTRUCTION, # the <Instruct> line
               max_doc_tokens:int=400,                # the document is cut to about this many tokens
@@ -157,7 +153,6 @@ def relevance(query:str, text:str, llm=None, *,
     return relevance_many(query, [text], llm, instruction=instruction, max_doc_tokens=max_doc_tokens, cut=cut,
                           top_logprobs=top_logprobs, counts=counts, concurrency=1)[0]
 
-# %% ../nbs/04c_relevance.ipynb #23611adb
 def _judge(llm, r, counts) -> float:
     "P(yes) of one judge response `r`, `how` counted in `counts` and fallbacks in `llm.stats.relevance_fallbacks`."
     p, how = yes_probability(first_token_top(r.logprobs, llm), r.text)
@@ -187,7 +182,7 @@ def relevance_many(query:str, texts:list, llm=None, *,
     if err is not None: raise err
     return out
 
-# %% ../nbs/04c_relevance.ipynb #c4c000a2
+# %% ../nbs/04c_relevance.ipynb #2cff85d4
 _JUDGE: dict = {}
 _JUDGE_LOCK = threading.Lock()
 
@@ -196,7 +191,6 @@ def judge_tier() -> str|None:
     s = get_settings(); t = (s.models.judge_llm or "").strip()
     return None if not t or t == s.models.llm or s.llm_base_url else t
 
-# %% ../nbs/04c_relevance.ipynb #2cff85d4
 def get_judge_llm():
     "The process-wide client of the judge tier (`judge_tier()`; its own local llama.cpp server), else `get_llm()`."
     t = judge_tier()

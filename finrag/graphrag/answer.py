@@ -9,16 +9,15 @@ from ..core import FENCE_CLOSE, FENCE_OPEN, FENCE_RULE, Timings, fence, InputErr
 from ..config import get_settings
 from ..chunking import CHARS_PER_TOKEN
 from .rag import ContextItem, RAGResult, GraphRAG
-from .cited import (MAX_SENTENCES, CITED_JSON_TOKENS, CITED_SYSTEM_PROMPT, CITED_INSTRUCTION, cited_json, parse_cited, render_cited,
+from .cited import (CITE_ID_CHARS, MAX_SENTENCES, CITED_JSON_TOKENS, CITED_SYSTEM_PROMPT, CITED_INSTRUCTION, cited_json, parse_cited, render_cited,
                                    _CitedStream, _answer_format, _refused, _why_fallback)
 
 # %% auto #0
-__all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'CITE_ID_CHARS', 'SUPPORT_INSTRUCTION', 'NEGATORS', 'NEGATING_VERBS',
-           'STOPPING_VERBS', 'DIRECTION_WORDS', 'NEGATION_SCOPE', 'DIRECTION_WINDOW', 'COMPANY_LABELS',
-           'CITATION_JUDGES', 'ANSWER_CONTINUATION', 'build_prompt', 'prompt_tokens_estimate', 'fit_context',
-           'check_citations', 'answer', 'answer_many', 'ask', 'support_query', 'answer_sentences', 'figures',
-           'support_overlap', 'consistency_conflicts', 'citation_judge', 'verify_citations', 'citation_summary',
-           'quote_answer']
+__all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'SUPPORT_INSTRUCTION', 'NEGATORS', 'NEGATING_VERBS', 'STOPPING_VERBS',
+           'DIRECTION_WORDS', 'NEGATION_SCOPE', 'DIRECTION_WINDOW', 'COMPANY_LABELS', 'CITATION_JUDGES',
+           'ANSWER_CONTINUATION', 'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer',
+           'answer_many', 'ask', 'support_query', 'answer_sentences', 'figures', 'support_overlap',
+           'consistency_conflicts', 'citation_judge', 'verify_citations', 'citation_summary', 'quote_answer']
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #ee8b99a4
 NEWS_OPEN, NEWS_CLOSE = FENCE_OPEN.format(kind="NEWS", id="{id}"), FENCE_CLOSE.format(kind="NEWS")
@@ -29,9 +28,6 @@ SYSTEM_PROMPT = ("You are a financial analyst. Answer the question using only th
                  "Answer in at most four sentences and do not repeat yourself. Name the companies involved and say whether "
                  "the news is positive or negative for each. End every sentence with the CHUNK_ID of the news item it comes from "
                  "in square brackets, e.g. [3f2a9c01]. If the context does not answer the question, say so.")
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #5f676689
-CITE_ID_CHARS = 8   # chunk ids are shown (and cited) by their first 8 hex digits: easier for a small model to copy
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #e7cbcdb6
 def _fmt(c:ContextItem, scores:bool) -> str:

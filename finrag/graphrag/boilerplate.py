@@ -25,7 +25,7 @@ DISCLOSURE_PATTERNS = re.compile("|".join([
     r"^(?:more from investorplace|want the latest recommendations|download (?:the )?free)\b",
 ]), re.I)
 
-# %% ../../nbs/14_graphrag.boilerplate.ipynb #f3347911
+# %% ../../nbs/14_graphrag.boilerplate.ipynb #30041c4a
 def _norm(s:str) -> str: return re.sub(r"\s+", " ", s).strip().lower()
 
 def repeated_sentences(texts,               # one text per article
@@ -36,18 +36,16 @@ def repeated_sentences(texts,               # one text per article
     df = Counter(s for t in texts for s in {_norm(x) for x in split_sentences(t) if len(x) > 20})
     return {s for s, n in df.items() if n >= min_docs}
 
-# %% ../../nbs/14_graphrag.boilerplate.ipynb #30041c4a
 def is_boilerplate(sentence:str, repeated:set=frozenset()) -> bool:
     "Is `sentence` a disclosure/footer/bio (a `DISCLOSURE_PATTERNS` match) or one of the `repeated` sentences?"
     return bool(DISCLOSURE_PATTERNS.search(sentence.strip())) or _norm(sentence) in repeated
 
-# %% ../../nbs/14_graphrag.boilerplate.ipynb #f42a88d4
+# %% ../../nbs/14_graphrag.boilerplate.ipynb #44680c48
 def shingles(text:str, n:int=5) -> set[int]:
     "CRC32 hashes of the word `n`-grams of `text` (lower-cased words); a text shorter than `n` words is one shingle."
     w = re.findall(r"\w+", text.lower())
     return {zlib.crc32(" ".join(w[i:i+n]).encode()) for i in range(max(1, len(w) - n + 1))} if w else set()
 
-# %% ../../nbs/14_graphrag.boilerplate.ipynb #44680c48
 def jaccard(a:set, b:set) -> float:
     "|a ∩ b| / |a ∪ b| (0 for two empty sets)."
     return len(a & b) / len(a | b) if a or b else 0.0

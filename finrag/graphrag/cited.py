@@ -12,25 +12,33 @@ from ..config import get_settings
 from ..stats import STRATA
 
 # %% auto #0
-__all__ = ['ANSWER_FORMATS', 'MAX_SENTENCES', 'MAX_CITES', 'CITED_JSON_TOKENS', 'CITED_SYSTEM_PROMPT', 'CITED_INSTRUCTION',
-           'FORMAT_METRICS', 'FORMAT_GUARDS', 'cited_schema', 'parse_cited', 'cited_json', 'render_cited',
-           'compare_answer_formats']
+__all__ = ['CITE_ID_CHARS', 'ANSWER_FORMATS', 'MAX_SENTENCES', 'MAX_CITES', 'CITED_JSON_TOKENS', 'CITED_SYSTEM_PROMPT',
+           'CITED_INSTRUCTION', 'FORMAT_METRICS', 'FORMAT_GUARDS', 'cited_schema', 'parse_cited', 'render_cited',
+           'cited_json', 'compare_answer_formats']
 
-# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0006
-def _short(chunk_id:str) -> str:
-    "A chunk id as the prompt shows it and an answer cites it (`finrag.graphrag.answer.CITE_ID_CHARS` hex digits)."
-    from finrag.graphrag.answer import CITE_ID_CHARS
-    return chunk_id[:CITE_ID_CHARS]
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0100
+CITE_ID_CHARS = 8   # chunk ids are shown (and cited) by their first 8 hex digits: easier for a small model to copy
 
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0101
 ANSWER_FORMATS = ("text", "cited")   # `[graphrag] answer_format`: free text ending each sentence with [id] | JSON sentences with chunk ids
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0102
 MAX_SENTENCES = 4       # the prompt's "at most four sentences": the cited schema's maxItems
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0103
 MAX_CITES = 3           # chunk ids one cited sentence may give
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0104
 CITED_JSON_TOKENS = 22  # tokens a cited sentence's JSON adds to the same sentence as free text (keys, quotes, brackets, indentation)
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0105
 CITED_SYSTEM_PROMPT = ("You are a financial analyst. Answer the question using only the news items in the context. " +
                        FENCE_RULE.format(item="news item", kind="NEWS", id="CHUNK_ID", source="news articles") + " "
                        "Answer in at most four sentences and do not repeat yourself. Name the companies involved and say whether "
                        "the news is positive or negative for each. Answer in JSON: a list of sentences, each with the CHUNK_IDs of "
                        "the news items it comes from. If the context does not answer the question, say so.")
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0106
 CITED_INSTRUCTION = ('Answer in at most four sentences from the news items above, in JSON, each sentence with the ids of the news items it '
                      'comes from, like {{"sentences": [{{"sentence": "...", "chunks": ["{eg}"]}}]}}.')   # the user prompt's last line; eg: a context id
 
@@ -40,7 +48,7 @@ def cited_schema(chunk_ids:list[str],              # the context's chunk ids (sh
                  max_cites:int=MAX_CITES) -> dict:
     """The JSON Schema of a cited answer: {'sentences': [{'sentence': str, 'chunks': [id, ...]}]}, 1..`max_sentences`
     sentences each citing 1..`max_cites` ids, the ids an enum of the context's. `InputError` without chunk ids."""
-    ids = list(dict.fromkeys(_short(c) for c in chunk_ids))
+    ids = list(dict.fromkeys(c[:CITE_ID_CHARS] for c in chunk_ids))
     if not ids: raise InputError("a cited answer needs a context: no chunk ids", field="chunk_ids")
     item = {"type": "object", "properties": {"sentence": {"type": "string", "minLength": 1},
                                              "chunks": {"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1, "maxItems": max_cites}},
@@ -48,10 +56,9 @@ def cited_schema(chunk_ids:list[str],              # the context's chunk ids (sh
     return {"type": "object", "properties": {"sentences": {"type": "array", "items": item, "minItems": 1, "maxItems": max_sentences}},
             "required": ["sentences"], "additionalProperties": False}
 
-# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0009
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0201
 _ITEMS_HEAD, _COMMA, _ITEMS_END = re.compile(r'\s*\{\s*"sentences"\s*:\s*\[\s*'), re.compile(r"\s*,\s*"), re.compile(r"\s*\]\s*\}")
 _HEX = re.compile(r"(?i)[0-9a-f]{8,}")
-_HEX_GROUP = re.compile(r"\s*\[\s*[0-9a-fA-F]{8,}(?:\s*[,;]\s*[0-9a-fA-F]{8,})*\s*\]")
 
 def _cited_items(text:str) -> tuple[list|None, bool]:
     "(the items of a cited answer's JSON, cut short?): the whole value's list when it parses, else the complete items before a cut; (None, False) for another shape."
@@ -89,15 +96,8 @@ def parse_cited(text:str, chunk_ids:list[str]) -> dict|None:
         out.append({"sentence": s, "chunks": list(dict.fromkeys(got))})
     return {"sentences": out, "dropped": dropped, "truncated": cut} if out else None
 
-def _cited_or_none(text:str, chunk_ids:tuple) -> dict|None:
-    "`parse_cited` as the client's reader: None (a parse failure, counted and never cached) when no sentence can be read."
-    return parse_cited(text, list(chunk_ids))
-
-def cited_json(chunk_ids:list[str]):
-    "The `json_schema` of a cited request: a `finrag.llm.StrictJSON` of `cited_schema(chunk_ids)` read by `parse_cited` (the schema alone; an answer with no readable sentence is a parse failure, never cached)."
-    from functools import partial
-    from finrag.llm import StrictJSON
-    return StrictJSON(cited_schema(chunk_ids), partial(_cited_or_none, chunk_ids=tuple(chunk_ids)))
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0202
+_HEX_GROUP = re.compile(r"\s*\[\s*[0-9a-fA-F]{8,}(?:\s*[,;]\s*[0-9a-fA-F]{8,})*\s*\]")
 
 def render_cited(sentences:list[dict]) -> str:
     """A cited answer as text: each sentence with its chunk ids in square brackets before its closing punctuation
@@ -107,13 +107,14 @@ def render_cited(sentences:list[dict]) -> str:
     from finrag.chunking import split_sentences
     out = []
     for s in sentences:
-        t, ids = " ".join(_HEX_GROUP.sub("", s["sentence"]).split()), ", ".join(_short(c) for c in s["chunks"])
+        t, ids = " ".join(_HEX_GROUP.sub("", s["sentence"]).split()), ", ".join(c[:CITE_ID_CHARS] for c in s["chunks"])
         if not ids: out.append(t); continue
         for part in split_sentences(t) or [t]:
             m = re.fullmatch(r"(.*?)\s*([.!?]+)", part, re.S)
             out.append(f"{m.group(1)} [{ids}]{m.group(2)}" if m and m.group(1) else f"{part} [{ids}].")
     return " ".join(out)
 
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0203
 class _CitedStream:
     "An `on_token` for a streamed cited answer: each sentence goes on to `on_token` as `render_cited` writes it, once its JSON object is complete."
     def __init__(self, on_token, chunk_ids): self.on_token, self.ids, self.buf, self.n = on_token, list(chunk_ids), "", 0
@@ -123,6 +124,17 @@ class _CitedStream:
         p = parse_cited(self.buf, self.ids)
         for s in (p["sentences"] if p else [])[self.n:]:
             self.on_token((" " if self.n else "") + render_cited([s])); self.n += 1
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0204
+def _cited_or_none(text:str, chunk_ids:tuple) -> dict|None:
+    "`parse_cited` as the client's reader: None (a parse failure, counted and never cached) when no sentence can be read."
+    return parse_cited(text, list(chunk_ids))
+
+def cited_json(chunk_ids:list[str]):
+    "The `json_schema` of a cited request: a `finrag.llm.StrictJSON` of `cited_schema(chunk_ids)` read by `parse_cited` (the schema alone; an answer with no readable sentence is a parse failure, never cached)."
+    from functools import partial
+    from finrag.llm import StrictJSON
+    return StrictJSON(cited_schema(chunk_ids), partial(_cited_or_none, chunk_ids=tuple(chunk_ids)))
 
 # %% ../../nbs/15a_graphrag.cited.ipynb #a15a0012
 _SCHEMA_WORDS = re.compile(r"(?i)response_format|json_schema|json schema|grammar")
@@ -157,9 +169,11 @@ def _say_fallback(llm, why:str, detail:str=""):
     warnings.warn(f"cited answers: the LLM endpoint {what} ({' '.join(str(detail).split())[:160]!r}); asking for free text instead "
                   "(counted in the client's stats.schema_fallbacks; [graphrag] answer_format = text asks for free text at once)", stacklevel=3)
 
-# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0015
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0301
 FORMAT_METRICS = ("sentences_cited", "supported_before", "citation_valid", "semantic_similarity", "figure_recall", "answer_entity_recall",
                   "cited_support_recall", "prompt_tokens", "completion_tokens", "latency_s")   # what `compare_answer_formats` reports
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0302
 FORMAT_GUARDS = ("supported_before", "semantic_similarity", "figure_recall", "answer_entity_recall")   # a significant loss in one keeps free text
 
 # %% ../../nbs/15a_graphrag.cited.ipynb #a15a0016

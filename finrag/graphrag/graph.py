@@ -20,10 +20,8 @@ __all__ = ['GRAPH_FORMAT', 'LADYBUG_SCHEMA', 'NEO4J_SCHEMA', 'Q_UPSERT_TICKERS',
            'QUERIES', 'TICKER_FIELDS', 'CHUNK_FIELDS', 'LINK_FIELDS', 'INFLUENCE_FIELDS', 'check_rows', 'GraphStore',
            'LadybugGraph', 'Neo4jGraph', 'open_graph', 'synthetic_graph', 'load_graph']
 
-# %% ../../nbs/12_graphrag.graph.ipynb #a4eaec82
+# %% ../../nbs/12_graphrag.graph.ipynb #357d8a9f
 GRAPH_FORMAT = "1"   # finrag's graph layout version, kept in the store's :Meta node; bump it when the schema changes
-
-# %% ../../nbs/12_graphrag.graph.ipynb #f1fd9de4
 LADYBUG_SCHEMA = (
     "CREATE NODE TABLE IF NOT EXISTS Ticker(symbol STRING PRIMARY KEY, name STRING)",
     "CREATE NODE TABLE IF NOT EXISTS NewsChunk(id STRING PRIMARY KEY, text STRING, date STRING, source STRING, "
@@ -32,89 +30,61 @@ LADYBUG_SCHEMA = (
     "CREATE REL TABLE IF NOT EXISTS HAS_NEWS_CHUNK(FROM Ticker TO NewsChunk)",
     "CREATE REL TABLE IF NOT EXISTS INFLUENCES(FROM Ticker TO Ticker, intensity DOUBLE, n_chunks INT64)",
 )
-
-# %% ../../nbs/12_graphrag.graph.ipynb #357d8a9f
 NEO4J_SCHEMA = (
     "CREATE CONSTRAINT finrag_ticker_symbol IF NOT EXISTS FOR (t:Ticker) REQUIRE t.symbol IS UNIQUE",
     "CREATE CONSTRAINT finrag_chunk_id IF NOT EXISTS FOR (c:NewsChunk) REQUIRE c.id IS UNIQUE",
     "CREATE CONSTRAINT finrag_meta_key IF NOT EXISTS FOR (m:Meta) REQUIRE m.key IS UNIQUE",
 )
 
-# %% ../../nbs/12_graphrag.graph.ipynb #850f9941
+# %% ../../nbs/12_graphrag.graph.ipynb #a822f8de
+# writes: tickers, chunks, their links, INFLUENCES edges (MERGE: loading twice changes nothing)
 Q_UPSERT_TICKERS = ("UNWIND $rows AS row MERGE (t:Ticker {symbol: row.symbol}) SET t.name = row.name "
                     "RETURN count(*) AS n")
-
-# %% ../../nbs/12_graphrag.graph.ipynb #d6d8ced3
 Q_UPSERT_CHUNKS = ("UNWIND $rows AS row MERGE (c:NewsChunk {id: row.id}) "
                    "SET c.text = row.text, c.date = row.date, c.source = row.source, "
                    "c.pos = row.pos, c.neg = row.neg, c.neu = row.neu, c.intensity = row.intensity "
                    "RETURN count(*) AS n")
-
-# %% ../../nbs/12_graphrag.graph.ipynb #a5282e28
 Q_LINK_CHUNKS = ("UNWIND $rows AS row MATCH (t:Ticker {symbol: row.symbol}), (c:NewsChunk {id: row.chunk_id}) "
                  "MERGE (t)-[:HAS_NEWS_CHUNK]->(c) RETURN count(*) AS n")
-
-# %% ../../nbs/12_graphrag.graph.ipynb #a822f8de
 Q_UPSERT_INFLUENCES = ("UNWIND $rows AS row MATCH (a:Ticker {symbol: row.src}), (b:Ticker {symbol: row.dst}) "
                        "MERGE (a)-[r:INFLUENCES]->(b) SET r.intensity = row.intensity, r.n_chunks = row.n_chunks "
                        "RETURN count(*) AS n")
 
-# %% ../../nbs/12_graphrag.graph.ipynb #c5ab6f6b
+# %% ../../nbs/12_graphrag.graph.ipynb #bc9d7e4d
+# reads: a seed's neighbours (the 1-hop expansion), a ticker's chunks, chunk rows, all edges
 Q_NEIGHBOURS = ("MATCH (s:Ticker)-[r:INFLUENCES]->(n:Ticker) WHERE s.symbol IN $symbols AND r.intensity > $tau "
                 "RETURN s.symbol AS seed, n.symbol AS neighbour, r.intensity AS intensity, r.n_chunks AS n_chunks "
                 "ORDER BY seed, intensity DESC, neighbour")
-
-# %% ../../nbs/12_graphrag.graph.ipynb #999c5660
 Q_CHUNKS_OF = ("MATCH (t:Ticker)-[:HAS_NEWS_CHUNK]->(c:NewsChunk) WHERE t.symbol IN $symbols "
                "RETURN t.symbol AS symbol, c.id AS chunk_id ORDER BY symbol, chunk_id")
-
-# %% ../../nbs/12_graphrag.graph.ipynb #aa784191
 Q_CHUNK_ROWS = ("MATCH (c:NewsChunk) WHERE c.id IN $ids "
                 "RETURN c.id AS id, c.text AS text, c.date AS date, c.source AS source, "
                 "c.pos AS pos, c.neg AS neg, c.neu AS neu, c.intensity AS intensity")
-
-# %% ../../nbs/12_graphrag.graph.ipynb #bc9d7e4d
 Q_INFLUENCES = ("MATCH (s:Ticker)-[r:INFLUENCES]->(n:Ticker) WHERE r.intensity > $tau "
                 "RETURN s.symbol AS src, n.symbol AS dst, r.intensity AS intensity, r.n_chunks AS n_chunks "
                 "ORDER BY src, dst")
 
-# %% ../../nbs/12_graphrag.graph.ipynb #1c63b0ca
-Q_COUNT_TICKERS = "MATCH (t:Ticker) RETURN count(t) AS n"
-
-# %% ../../nbs/12_graphrag.graph.ipynb #f1e85759
-Q_COUNT_CHUNKS = "MATCH (c:NewsChunk) RETURN count(c) AS n"
-
-# %% ../../nbs/12_graphrag.graph.ipynb #99ca94a8
-Q_COUNT_HAS_NEWS_CHUNK = "MATCH (:Ticker)-[r:HAS_NEWS_CHUNK]->(:NewsChunk) RETURN count(r) AS n"
-
-# %% ../../nbs/12_graphrag.graph.ipynb #e63a9105
-Q_COUNT_INFLUENCES = "MATCH (:Ticker)-[r:INFLUENCES]->(:Ticker) RETURN count(r) AS n"
-
-# %% ../../nbs/12_graphrag.graph.ipynb #662a4116
-Q_META = "MATCH (m:Meta) RETURN m.key AS key, m.value AS value ORDER BY key"
-
 # %% ../../nbs/12_graphrag.graph.ipynb #e85392ee
+# counts, the layout stamp, the chunk ids
+Q_COUNT_TICKERS = "MATCH (t:Ticker) RETURN count(t) AS n"
+Q_COUNT_CHUNKS = "MATCH (c:NewsChunk) RETURN count(c) AS n"
+Q_COUNT_HAS_NEWS_CHUNK = "MATCH (:Ticker)-[r:HAS_NEWS_CHUNK]->(:NewsChunk) RETURN count(r) AS n"
+Q_COUNT_INFLUENCES = "MATCH (:Ticker)-[r:INFLUENCES]->(:Ticker) RETURN count(r) AS n"
+Q_META = "MATCH (m:Meta) RETURN m.key AS key, m.value AS value ORDER BY key"
 Q_CHUNK_IDS = "MATCH (c:NewsChunk) RETURN c.id AS id ORDER BY id"
 Q_TICKER_SYMBOLS = "MATCH (t:Ticker) RETURN t.symbol AS symbol"
 Q_LINKS = "MATCH (t:Ticker)-[:HAS_NEWS_CHUNK]->(c:NewsChunk) RETURN t.symbol AS symbol, c.id AS chunk_id"
 
-# %% ../../nbs/12_graphrag.graph.ipynb #8f340248
+# %% ../../nbs/12_graphrag.graph.ipynb #e9300574
+# deletes, pruning, the stamp's write; then every query by name
 Q_DELETE_CHUNKS = "UNWIND $ids AS i MATCH (c:NewsChunk {id: i}) DETACH DELETE c RETURN count(*) AS n"
-
-# %% ../../nbs/12_graphrag.graph.ipynb #07630c8c
 Q_DELETE_INFLUENCES = ("UNWIND $rows AS row MATCH (a:Ticker {symbol: row.src})-[r:INFLUENCES]->(b:Ticker {symbol: row.dst}) "
                        "DELETE r RETURN count(*) AS n")
-
-# %% ../../nbs/12_graphrag.graph.ipynb #5581ad5e
 Q_PRUNE_TICKERS = "MATCH (t:Ticker) WHERE NOT t.symbol IN $keep DETACH DELETE t RETURN count(*) AS n"
-
-# %% ../../nbs/12_graphrag.graph.ipynb #58af028c
 Q_SET_META = "MERGE (m:Meta {key: $key}) SET m.value = $value"
-
-# %% ../../nbs/12_graphrag.graph.ipynb #e9300574
 QUERIES = {k: v for k, v in globals().items() if k.startswith("Q_")}   # name -> Cypher text, for docs and tests
 
-# %% ../../nbs/12_graphrag.graph.ipynb #308d287f
+# %% ../../nbs/12_graphrag.graph.ipynb #abd2051a
 def _key(v):
     if not isinstance(v, str) or not v.strip(): raise ValueError("must be a non-empty string")
     return v
@@ -141,15 +111,9 @@ def _count(v):
     return int(n)
 
 TICKER_FIELDS = {"symbol": _key, "name": _opt_text}
-
-# %% ../../nbs/12_graphrag.graph.ipynb #624c78a6
 CHUNK_FIELDS = {"id": _key, "text": _text, "date": _opt_text, "source": _opt_text,
                 "pos": _unit, "neg": _unit, "neu": _unit, "intensity": _unit}
-
-# %% ../../nbs/12_graphrag.graph.ipynb #757abb7d
 LINK_FIELDS = {"symbol": _key, "chunk_id": _key}
-
-# %% ../../nbs/12_graphrag.graph.ipynb #abd2051a
 INFLUENCE_FIELDS = {"src": _key, "dst": _key, "intensity": _unit, "n_chunks": _count}
 
 # %% ../../nbs/12_graphrag.graph.ipynb #980c740f
@@ -405,7 +369,7 @@ def open_graph(store_dir=None,             # folder of the embedded store (defau
         return Neo4jGraph(s.neo4j_uri, s.neo4j_user, s.neo4j_password, s.neo4j_database)
     return LadybugGraph(Path(store_dir or project_root()/"stores")/"graph", read_only=read_only)
 
-# %% ../../nbs/12_graphrag.graph.ipynb #f44d43d2
+# %% ../../nbs/12_graphrag.graph.ipynb #4a619b22
 def synthetic_graph(n_tickers:int=60, n_chunks:int=1500, seed:int=0) -> dict:
     "Seeded random P1 graph rows: `{'tickers','chunks','links','influences'}`, each a list of loader rows."
     import numpy as np
@@ -423,8 +387,6 @@ def synthetic_graph(n_tickers:int=60, n_chunks:int=1500, seed:int=0) -> dict:
         for dst in ment[1:]: agg.setdefault((ment[0], dst), []).append(c["intensity"])
     infl = [{"src": a, "dst": b, "intensity": round(sum(v)/len(v), 4), "n_chunks": len(v)} for (a, b), v in sorted(agg.items())]
     return {"tickers": tickers, "chunks": chunks, "links": links, "influences": infl}
-
-# %% ../../nbs/12_graphrag.graph.ipynb #4a619b22
 def load_graph(g:GraphStore, data:dict):
     "Load `synthetic_graph`-shaped `data` into `g` (tickers, chunks, links, influences, in that order)."
     g.upsert_tickers(data["tickers"]); g.upsert_chunks(data["chunks"])

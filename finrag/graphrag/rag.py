@@ -18,7 +18,7 @@ __all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'ContextItem'
            'budget_of', 'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question', 'route_question',
            'GraphRAG']
 
-# %% ../../nbs/15_graphrag.rag.ipynb #bc6f14a8
+# %% ../../nbs/15_graphrag.rag.ipynb #cef76e48
 @dataclass
 class ContextItem:
     "One chunk in the context: `role` is 'seed' (vector top-k) or 'network' (2-hop evidence)."
@@ -27,7 +27,6 @@ class ContextItem:
     via: dict|None = None      # network evidence: {seed, neighbour, edge_intensity}
     doc_id: str|None = None    # the news item (article) the chunk comes from
 
-# %% ../../nbs/15_graphrag.rag.ipynb #cef76e48
 @dataclass
 class RAGResult:
     "A retrieval (and optionally an answer) for one question in one mode ('vector' | 'graph'; 'auto' resolves to one of them)."
@@ -48,12 +47,11 @@ class RAGResult:
     @property
     def chunk_ids(self) -> list[str]: return [c.chunk_id for c in self.contexts]
 
-# %% ../../nbs/15_graphrag.rag.ipynb #da2845f4
+# %% ../../nbs/15_graphrag.rag.ipynb #6c96253d
 def chunk_tokens(text:str, chars_per_token:float=4.0) -> int:
     "Tokens of a chunk's text for the context budget: ceil(characters / `chars_per_token`) (≈ 4 for English BPE)."
     return max(1, math.ceil(len(text) / chars_per_token))
 
-# %% ../../nbs/15_graphrag.rag.ipynb #459ee517
 def fill_budget(items:list, max_chunks:int, max_tokens:int|None=None, tokens=None) -> list:
     "The first of `items` (in order) that fit `max_chunks` and `max_tokens` (`tokens(item)`); an item that would overflow the tokens is skipped, later smaller ones may still fit."
     tokens = tokens or (lambda c: chunk_tokens(c.text))
@@ -65,7 +63,6 @@ def fill_budget(items:list, max_chunks:int, max_tokens:int|None=None, tokens=Non
         out.append(c); used += n
     return out
 
-# %% ../../nbs/15_graphrag.rag.ipynb #6c96253d
 def budget_of(res:RAGResult) -> tuple[int, int]:
     "(chunks, tokens) of `res`'s context: the budget to give another mode for an equal-budget comparison."
     return len(res.contexts), sum(chunk_tokens(c.text) for c in res.contexts)
@@ -146,22 +143,18 @@ def lexical_fusion(dense:np.ndarray,     # (n,) cosine of every chunk to the que
     return dense + np.float32(weight) * lexical / np.float32(top) if top > 0 and weight else dense.copy()
 
 
-# %% ../../nbs/15_graphrag.rag.ipynb #23401605
+# %% ../../nbs/15_graphrag.rag.ipynb #c8c6a210
 RELATIONAL_CUES = re.compile(r"\b(affect(?:s|ed|ing)?|impact(?:s|ed)?|influenc\w*|link(?:s|ed)?|connect(?:s|ed|ion|ions)?|"
                              r"relationship|related|between|expos(?:ed|ure)|implications?|impl(?:y|ies)|spill\w*|"
                              r"suppliers?|competitors?|rivals?|peers?|partners?|customers?|ripple|knock-on|contagion|"
                              r"for each|compared? (?:to|with)|versus|vs\.?)\b", re.I)
-
-# %% ../../nbs/15_graphrag.rag.ipynb #ee16a857
 OPEN_CUES = re.compile(r"\b(which|besides|alongside|other|rivals?|competitors?|peers?|holdings?|holders?|shareholders?|"
                        r"stocks|companies|names|giants|megacaps?|chipmakers?|banks)\b", re.I)
-
-# %% ../../nbs/15_graphrag.rag.ipynb #c8c6a210
 def is_open_question(question:str) -> bool:
     "A question about relations or about companies it does not name: a relational cue or an open cue ('which', 'other', 'stocks', 'chipmakers' …)."
     return bool(RELATIONAL_CUES.search(question) or OPEN_CUES.search(question))
 
-# %% ../../nbs/15_graphrag.rag.ipynb #7b3f5435
+# %% ../../nbs/15_graphrag.rag.ipynb #868433d2
 def route_question(question:str, entities:list[str]) -> tuple[str, str]:
     "('graph' | 'vector', why): relational (≥ 2 entities named, or a relational cue) → Graph-RAG, else vector (P1 §6's recommendation)."
     cue = RELATIONAL_CUES.search(question)
@@ -169,7 +162,6 @@ def route_question(question:str, entities:list[str]) -> tuple[str, str]:
     if cue: return "graph", f"relational cue {cue.group(0)!r}" + (f" about {entities[0]}" if entities else "")
     return "vector", (f"one entity ({entities[0]})" if entities else "no known entity") + " and no relational cue: a direct question"
 
-# %% ../../nbs/15_graphrag.rag.ipynb #868433d2
 MODES, GRAPH_MODES = ("vector", "graph", "auto"), ("paper", "budget")
 
 # %% ../../nbs/15_graphrag.rag.ipynb #f8dc3518

@@ -11,12 +11,10 @@ from ..config import get_settings
 # %% auto #0
 __all__ = ['RAGAS_LLM_METRICS', 'RAGAS_OFFLINE_METRICS', 'ragas_embeddings', 'ragas_llm', 'ragas_score']
 
-# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #c3ca7e1c
+# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #80113fc1
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 RAGAS_LLM_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
-
-# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #80113fc1
 RAGAS_OFFLINE_METRICS = ("non_llm_context_recall", "non_llm_context_precision", "string_similarity")
 
 # %% ../../nbs/17_graphrag.ragas_adapter.ipynb #1ac9fac1

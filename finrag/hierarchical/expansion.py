@@ -76,19 +76,6 @@ def _llm_text(llm, messages, step, report, max_tokens):
     except LLMError: report_add(report, f"{step}.llm_error"); return ""
     return (r.text or "").strip()
 
-# %% ../../nbs/22_hierarchical.expansion.ipynb #50e2c365
-KEYWORD_SCHEMA = {"type": "object", "properties": {"keywords": {"type": "array", "items": {"type": "string", "maxLength": 40},
-                  "minItems": 1, "maxItems": 4}}, "required": ["keywords"]}
-
-# %% ../../nbs/22_hierarchical.expansion.ipynb #eabdfdfd
-KEYWORD_PROMPT = """Give 1 to 4 search keywords for this question about company filings.
-Rules:
-- use words of the question where possible;
-- write abbreviations out in full (EPS -> earnings per share);
-- keep proper nouns (company, product and segment names);
-- do not include years.
-Question: {query}"""
-
 # %% ../../nbs/22_hierarchical.expansion.ipynb #d24d1203
 def corpus_idf(texts) -> dict:
     "BM25 IDF of each lower-case word over `texts`: log(1 + (N - df + 0.5)/(df + 0.5))."
@@ -141,6 +128,17 @@ def keywords_fallback(query:str,                   # the raw query
     return _clean_keywords(cands, k)
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #b9611fde
+KEYWORD_SCHEMA = {"type": "object", "properties": {"keywords": {"type": "array", "items": {"type": "string", "maxLength": 40},
+                  "minItems": 1, "maxItems": 4}}, "required": ["keywords"]}
+
+KEYWORD_PROMPT = """Give 1 to 4 search keywords for this question about company filings.
+Rules:
+- use words of the question where possible;
+- write abbreviations out in full (EPS -> earnings per share);
+- keep proper nouns (company, product and segment names);
+- do not include years.
+Question: {query}"""
+
 def extract_keywords(query:str,
                      llm=None,                     # an `LLMClient`-like object; None = `get_llm()`
                      use_llm:bool=True,            # False = the rule-based fallback only
@@ -157,20 +155,14 @@ def extract_keywords(query:str,
     report_add(report, "keywords.fallback")
     return keywords_fallback(query, idf, glossary, k)
 
-# %% ../../nbs/22_hierarchical.expansion.ipynb #1da6549d
 def append_keywords(query:str, keywords:list[str]) -> str:
     "`'<query>\\n\\n<kw1, kw2>'` (cv-lee/FinanceRAG's format); the query alone when there are none."
     return f"{query}\n\n{', '.join(keywords)}" if keywords else query
 
-# %% ../../nbs/22_hierarchical.expansion.ipynb #4ee2b975
+# %% ../../nbs/22_hierarchical.expansion.ipynb #54e11d08
 PARAPHRASE_PROMPT = """Rewrite the question below in {n} different ways. Keep its meaning, and keep every figure, name and year.
 Question: {query}"""
 
-# %% ../../nbs/22_hierarchical.expansion.ipynb #92e930c8
-HYDE_PROMPT = """Write a short passage from a company's annual report (10-K) that answers the question below. State the figures the answer needs.
-Question: {query}"""
-
-# %% ../../nbs/22_hierarchical.expansion.ipynb #54e11d08
 def paraphrase(query:str, n:int=3, llm=None, report:PreRetrievalReport|None=None) -> list[str]:
     "Up to `n` paraphrases of `query` from the LLM; `[query]` when none is usable (counted `paraphrases.fallback`)."
     schema = {"type": "object", "properties": {"paraphrases": {"type": "array", "items": {"type": "string"},
@@ -186,6 +178,9 @@ def paraphrase(query:str, n:int=3, llm=None, report:PreRetrievalReport|None=None
     report_add(report, "paraphrases.llm"); return out[:n]
 
 # %% ../../nbs/22_hierarchical.expansion.ipynb #302af528
+HYDE_PROMPT = """Write a short passage from a company's annual report (10-K) that answers the question below. State the figures the answer needs.
+Question: {query}"""
+
 def hyde(query:str, llm=None, max_tokens:int=160, report:PreRetrievalReport|None=None) -> str:
     "A hypothetical answering passage for `query` (HyDE, Gao et al. 2022); `query` itself on failure (counted `hyde.fallback`)."
     text = _llm_text(default_llm(llm), [{"role": "user", "content": HYDE_PROMPT.format(query=query)}], "hyde", report, max_tokens)
@@ -203,7 +198,6 @@ def figures(text:str) -> list[str]:
         if (len(f) > 1 or "." in f) and f not in out: out.append(f)
     return out
 
-# %% ../../nbs/22_hierarchical.expansion.ipynb #ca44fe36
 def figure_coverage(original:str, summary:str) -> float:
     "Share of the original's `figures` found in the summary (1.0 when the original has none)."
     orig = figures(original)
@@ -222,12 +216,11 @@ def restore_figures(original:str, summary:str, min_coverage:float=0.9) -> str:
             if fs: add.append(s.strip()); kept.update(fs)
     return summary.rstrip() + ("\n" + "\n".join(add) if add else "")
 
-# %% ../../nbs/22_hierarchical.expansion.ipynb #0c09c0b4
+# %% ../../nbs/22_hierarchical.expansion.ipynb #1ba6ce26
 SUMMARY_PROMPT = ("Summarize this part of a financial document in at most {words} words. Keep every figure (amounts, percentages, dates) "
                   "exactly as written and say what each one refers to. " +
                   FENCE_RULE.format(item="part", kind="DOCUMENT", id="N", source="the filing").replace("{", "{{").replace("}", "}}") + "\n\n{text}")
 
-# %% ../../nbs/22_hierarchical.expansion.ipynb #1ba6ce26
 def summarize_long(doc:str,                        # the document text
                    max_tokens:int=512,             # summary budget (tokens), shared by the pieces
                    threshold_tokens:int=8192,      # only documents longer than this are summarised

@@ -217,7 +217,6 @@ def query(self:HierarchicalRetriever, text:str) -> str:
     "The query after the pre-retrieval steps (unchanged when pre-retrieval is off)."
     return text if self.pre is None else self.pre.query(text)
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #b726cdcf
 @patch
 def rank(self:HierarchicalRetriever, query:str, excluded=(), scores:bool=False) -> list:
     "[(doc id, stage)] best first: the cascade's top `final_k`, then the rest of stage 1's survivors (stage=1), by `Cascade(backfill=True)`; with `scores`, [(doc id, score, stage)] (each stage's own scale)."
@@ -237,7 +236,6 @@ def rank(self:HierarchicalRetriever, query:str, excluded=(), scores:bool=False) 
         self.query_stats[self.n_queries] = {k: sum(d[k] for d in deltas) for k in USAGE_KEYS}
     return r if scores else [(d, st) for d, _, st in r]
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #722c3be3
 @patch
 def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
     "{qid: {doc id: rank-based score}} of `rank`, cut to `k` (see above)."
@@ -247,7 +245,6 @@ def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|No
         run[q] = {d: float(len(r) - i) for i, (d, _) in enumerate(r)}
     return run
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #38dea6df
 @patch
 def stage_seconds(self:HierarchicalRetriever) -> dict:
     "Mean seconds per query of each query-time step that ran (pre-retrieval of the query, stage 1, stage 2)."
@@ -316,7 +313,6 @@ def numeric_answer(text:str) -> float|None:
     m = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)\s*(?:usd|eur|gbp|jpy|percent|%|x|times)?", t, re.I)
     return float(m.group(1)) if m else None
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #101c1642
 def numeric_match(pred:str, gold:float, rel_tol:float=0.01) -> bool:
     "Whether some number of `pred` is within `rel_tol` of `gold`, also after a 10^±3/6/9 rescale (millions vs units) or a sign flip."
     for m in _NUMERIC.finditer(normalize_units(str(pred or "")).replace(",", "")):
@@ -325,17 +321,15 @@ def numeric_match(pred:str, gold:float, rel_tol:float=0.01) -> bool:
             if math.isclose(p*f, abs(gold), rel_tol=rel_tol, abs_tol=1e-9): return True
     return False
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #40e95c4d
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #870829b9
 JUDGE_SCHEMA = {"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"]}
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #e21ac6b7
 JUDGE_PROMPT = """Question: {question}
 Reference answer: {gold}
 Candidate answer: {pred}
 
 Does the candidate answer say the same as the reference answer (same facts and figures; wording may differ)? Reply in JSON with "correct" (true or false)."""
 
-# %% ../../nbs/26_hierarchical.pipeline.ipynb #870829b9
 def judge_answer(question:str, gold:str, pred:str, llm) -> bool|None:
     "The LLM as judge of a prose answer: True/False, None when its reply does not parse; 'unknown' is never correct."
     if not str(pred or "").strip() or str(pred).strip().lower() == UNKNOWN: return False

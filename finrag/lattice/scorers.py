@@ -6,6 +6,7 @@
 from __future__ import annotations
 import math, re
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 import numpy as np
 from ..core import InputError, LLMError
 from ..models import default_embedder
@@ -17,9 +18,10 @@ from ..core import defuse
 
 
 # %% auto #0
-__all__ = ['RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'NODE_DESCS', 'POINTWISE_INSTRUCTIONS', 'SlateScores', 'fit_descriptions',
-           'traversal_messages', 'traversal_schema', 'parse_slate_scores', 'LLMScorer', 'slate_descriptions',
-           'PointwiseScorer', 'EmbeddingScorer', 'member_titles', 'CrossEncoderSlateScorer', 'RoutedScorer']
+__all__ = ['SLATE_HOOKS', 'RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'NODE_DESCS', 'POINTWISE_INSTRUCTIONS', 'SlateScores',
+           'SlateScorer', 'slate_hook', 'fit_descriptions', 'traversal_messages', 'traversal_schema',
+           'parse_slate_scores', 'LLMScorer', 'slate_descriptions', 'PointwiseScorer', 'EmbeddingScorer',
+           'member_titles', 'CrossEncoderSlateScorer', 'RoutedScorer']
 
 # %% ../../nbs/34_lattice.scorers.ipynb #6af3bb0d
 @dataclass
@@ -34,6 +36,27 @@ class SlateScores:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+# %% ../../nbs/34_lattice.scorers.ipynb #a5c0e002
+@runtime_checkable
+class SlateScorer(Protocol):
+    "What LATTICE's search asks of a slate scorer: `scorer(query, descs, leaf)` → `SlateScores` with one score per description (leaf: the slate holds documents). Optional hooks: `SLATE_HOOKS`."
+    def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores: ...
+
+SLATE_HOOKS = {   # the optional attributes of a `SlateScorer` the search reads, and what it does without them
+    "name": "a label in reports; picks the per-query token budget ([lattice] pointwise_tokens / hybrid_tokens) [no budget]",
+    "score_many": "(query, [(descs, leaf), ...]) -> [SlateScores]: a step's slates in one batch [one call per slate]",
+    "desc": "'titles': internal nodes described by their members' titles [the nodes' summaries]",
+    "slate_tokens": "a token budget for one slate's descriptions (`slate_descriptions`) [full descriptions]",
+    "prompt_estimate": "(query, descs, leaf) -> prompt tokens of the slate, checked against the token budget [0]",
+    "pick": "(documents below a node) -> the scorer for that node's slate (a routed scorer) [itself]",
+    "upper": "the scorer a routed one falls back to once the token budget is spent [none: the search stops]",
+}
+
+def slate_hook(scorer, name:str):
+    "The hook `name` of `scorer` (`SLATE_HOOKS`), None when it has none; `InputError` for a name that is not a hook."
+    if name not in SLATE_HOOKS: raise InputError(f"{name!r} is not a slate-scorer hook: one of {', '.join(SLATE_HOOKS)}", field="hook")
+    return getattr(scorer, name, None)
 
 # %% ../../nbs/34_lattice.scorers.ipynb #f0e2e9df
 RELEVANCE_DEFINITIONS = {

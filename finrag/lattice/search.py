@@ -13,7 +13,7 @@ from ..core import InputError, Timings
 from ..config import LatticeSettings, get_settings, with_overrides
 from .tree import SemanticTree
 from .calibration import CalibModel, sample_calibration_leaves
-from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScores, member_titles, slate_descriptions
+from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScorer, SlateScores, member_titles, slate_descriptions, slate_hook
 from types import SimpleNamespace
 
 # %% auto #0
@@ -96,6 +96,7 @@ class LatticeSearch:
                  excluded=(),                # doc ids masked for this query
                  **overrides):               # one-off variants of `config` fields (`with_overrides`), e.g. beam=1, calibration=False
         c = with_overrides(get_settings().lattice if config is None else config, overrides, "LatticeSearch")
+        if not isinstance(scorer, SlateScorer): raise InputError(f"scorer must be a SlateScorer (callable as scorer(query, descs, leaf)), got {type(scorer).__name__}", field="scorer")
         self.ix, self.query, self.scorer, self.max_slate, self.split_slates = index, query, scorer, c.max_slate, 0
         self.beam, self.num_leaf_calib, self.calibration = c.beam, c.num_leaf_calib, c.calibration
         self.alpha = _alpha(c)
@@ -114,7 +115,7 @@ class LatticeSearch:
 
     def slate_scorer(self, b:int):
         "The scorer of beam node `b`'s slate: the search's; a routed one's (`RoutedScorer.pick`) by the documents under `b` — its `upper` once the token budget is spent."
-        pick = getattr(self.scorer, "pick", None)
+        pick = slate_hook(self.scorer, "pick")
         if pick is None: return self.scorer
         return self.scorer.upper if self.llm_spent else pick(int(self.ix.doc_counts()[b]))
 
@@ -123,8 +124,8 @@ class LatticeSearch:
     def describe(self, items:list, scorer=None) -> list[str]:
         "The slate's texts for `scorer` (None = the search's): internal nodes as `member_titles` when its `desc` is 'titles'; sized by its `slate_tokens` (`slate_descriptions`) when it has one; else each node's `desc`."
         scorer = self.scorer if scorer is None else scorer
-        if getattr(scorer, "desc", None) == "titles": return [MASKED_DESC if self.masked[i] else member_titles(self.ix.nodes[i]) for i in items]
-        budget = getattr(scorer, "slate_tokens", None)
+        if slate_hook(scorer, "desc") == "titles": return [MASKED_DESC if self.masked[i] else member_titles(self.ix.nodes[i]) for i in items]
+        budget = slate_hook(scorer, "slate_tokens")
         if budget is None: return [self.desc(i) for i in items]
         return slate_descriptions([None if self.masked[i] else self.ix.nodes[i] for i in items], budget)
 
@@ -168,7 +169,7 @@ class LatticeSearch:
         got = [None] * len(parts)
         for sc in {id(p[1]): p[1] for p in parts}.values():
             mine = [k for k, p in enumerate(parts) if p[1] is sc]
-            many = getattr(sc, "score_many", None)
+            many = slate_hook(sc, "score_many")
             res = many(self.query, [(parts[k][2], parts[k][3]) for k in mine]) if many else [sc(self.query, parts[k][2], parts[k][3]) for k in mine]
             for k, r in zip(mine, res): got[k] = r
         out = []
@@ -236,13 +237,13 @@ def within_budget(self:LatticeSearch, jobs:list) -> list:
     budget = self.token_budget
     if budget is None: return jobs
     def cost(sc, items, leafy):
-        est = getattr(sc, "prompt_estimate", None)
+        est = slate_hook(sc, "prompt_estimate")
         return est(self.query, self.describe(items, sc), leafy) if est else 0
     spent, out = self.counts["prompt_tokens"], []
     for b, items, leafy, sc in jobs:
         c = cost(sc, items, leafy)
         if c and spent > 0 and spent + c > budget:
-            if getattr(self.scorer, "pick", None) is None: self.budget_spent = True; continue
+            if slate_hook(self.scorer, "pick") is None: self.budget_spent = True; continue
             self.llm_spent, sc = True, self.scorer.upper
             c = cost(sc, items, leafy)
         spent += c; out.append((b, items, leafy, sc))
@@ -258,7 +259,7 @@ def run(self:LatticeSearch, iterations:int,
     self.token_budget = token_budget
     for _ in range(iterations):
         if token_budget is not None and self.counts["prompt_tokens"] >= token_budget:
-            if not hasattr(self.scorer, "pick"): self.budget_spent = True; break
+            if slate_hook(self.scorer, "pick") is None: self.budget_spent = True; break
             self.llm_spent = True
         if not self.step(): break
     return self
@@ -355,7 +356,7 @@ class LatticeRetriever:
                                 token_budget=token_budget, llm_docs=lat.llm_docs, settings=lat, kw=scorer_options or {})
             self.scorer = SLATE_SCORERS[scorer][0](o)
         else: raise InputError(f"scorer must be one of {', '.join(SLATE_SCORERS)} ('llm': pointwise) or a callable, got {scorer!r}", field="scorer")
-        if token_budget is None: token_budget = {"pointwise": lat.pointwise_tokens, "hybrid": lat.hybrid_tokens}.get(getattr(self.scorer, "name", None))
+        if token_budget is None: token_budget = {"pointwise": lat.pointwise_tokens, "hybrid": lat.hybrid_tokens}.get(slate_hook(self.scorer, "name"))
         self.token_budget = token_budget or None
         self.query_stats, self.searches, self.build_notes = {}, {}, []
 

@@ -17,24 +17,22 @@ from ..core import FENCE_RULE, fence, defuse
 __all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'squash', 'clean_summary', 'first_sentence', 'ExtractiveSummarizer', 'LLMUsage',
            'llm_call_failure', 'ask_counted', 'title_and_text', 'summarize_documents', 'node_desc', 'summarize_cluster']
 
-# %% ../../nbs/32_lattice.summaries.ipynb #7f5d2999
+# %% ../../nbs/32_lattice.summaries.ipynb #956cc0e4
 SUMMARY_LEVELS = ("topic", "short", "sentence")   # coarsest first
 
-# %% ../../nbs/32_lattice.summaries.ipynb #956cc0e4
 SUMMARY_SCHEMA = {"type": "object", "properties": {
     "topic": {"type": "string", "maxLength": 40},      # 1-2 words
     "short": {"type": "string", "maxLength": 100},     # at most 10 words
     "sentence": {"type": "string", "maxLength": 300}}, # one full sentence
     "required": list(SUMMARY_LEVELS)}
 
-# %% ../../nbs/32_lattice.summaries.ipynb #72101004
+# %% ../../nbs/32_lattice.summaries.ipynb #ff0b170f
 _WORDS = {"topic": 3, "short": 12, "sentence": 60}   # words kept per level
 
 def squash(s) -> str:
     "`str(s)` with each run of whitespace made one space, stripped."
     return re.sub(r"\s+", " ", str(s)).strip()
 
-# %% ../../nbs/32_lattice.summaries.ipynb #ff0b170f
 def clean_summary(data) -> dict|None:
     "A parsed LLM summary as {'topic','short','sentence'} (whitespace squashed, over-long fields cut to 3/12/60 words); None if a field is missing or empty."
     if not isinstance(data, dict): return None
@@ -85,7 +83,7 @@ class ExtractiveSummarizer:
         sent = "Documents on " + ", ".join(terms) + (f"; e.g. {example}" if example else "") + "."
         return {"topic": " ".join(terms[:2]), "short": ", ".join(terms[:6]), "sentence": sent, "source": "extractive"}
 
-# %% ../../nbs/32_lattice.summaries.ipynb #4b618c0d
+# %% ../../nbs/32_lattice.summaries.ipynb #a7182d0c
 class LLMUsage:
     "LLM calls, tokens and cache hits of one build or search, counted from the responses (`finrag.llm.add_usage`: works with any client)."
     def __init__(self): self.calls = self.cache_hits = self.prompt_tokens = self.completion_tokens = self.parse_failures = self.refused = self.timeouts = 0
@@ -95,7 +93,6 @@ class LLMUsage:
         return add_usage(self, r)
     def as_dict(self) -> dict: return dict(vars(self))
 
-# %% ../../nbs/32_lattice.summaries.ipynb #a58e0fa6
 def llm_call_failure(e:Exception) -> str|None:
     "'refused' for an LLMError with HTTP 400/413/422 (prompt over the context, schema not compiled), 'timeouts' for a timed-out call, else None."
     import openai
@@ -103,7 +100,6 @@ def llm_call_failure(e:Exception) -> str|None:
     if isinstance(getattr(e, "__cause__", None), openai.APITimeoutError): return "timeouts"
     return None
 
-# %% ../../nbs/32_lattice.summaries.ipynb #a7182d0c
 def ask_counted(llm, messages:list, schema:dict, usage:LLMUsage, max_tokens:int):
     "`llm.json(...)` counted in `usage`; None (counted as `refused` / `timeouts`) when the server refused or timed out; other `LLMError`s raise."
     from finrag.core import LLMError
@@ -114,13 +110,12 @@ def ask_counted(llm, messages:list, schema:dict, usage:LLMUsage, max_tokens:int)
         usage.calls += 1; setattr(usage, kind, getattr(usage, kind) + 1)
         return None
 
-# %% ../../nbs/32_lattice.summaries.ipynb #515c1b88
+# %% ../../nbs/32_lattice.summaries.ipynb #51544c1b
 def title_and_text(doc) -> tuple[str, str]:
     "(title, text) of a corpus entry: a BEIR {'title','text'} dict or a plain string."
     if isinstance(doc, str): return "", doc
     return squash(doc.get("title") or ""), str(doc.get("text") or "")
 
-# %% ../../nbs/32_lattice.summaries.ipynb #51544c1b
 def _summary_messages(title:str, text:str, max_chars:int) -> list[dict]:
     body = fence((f"Title: {title}\n" if title else "") + f"Text: {squash(text)[:max_chars]}", 1, "DOCUMENT")   # untrusted text, fenced
     return [{"role": "system", "content": "You summarise documents for a topic index. " + FENCE_RULE.format(item="document", kind="DOCUMENT", id="N", source="the corpus")},

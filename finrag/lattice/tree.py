@@ -13,10 +13,9 @@ from ..core import InputError, atomic_write
 # %% auto #0
 __all__ = ['MAX_TREE_DEPTH', 'TREE_FORMAT', 'TREE_VERSION', 'SemanticNode', 'tree_stats', 'SemanticTree']
 
-# %% ../../nbs/31_lattice.tree.ipynb #93707453
+# %% ../../nbs/31_lattice.tree.ipynb #d1a6f0be
 MAX_TREE_DEPTH = 100   # deeper trees are rejected on load (built trees have depth ≲ 10; the released ones too)
 
-# %% ../../nbs/31_lattice.tree.ipynb #d1a6f0be
 @dataclass
 class SemanticNode:
     "A node of the semantic tree: an internal node's `desc` summarises its subtree; a leaf is one document (`doc_id`)."
@@ -95,13 +94,11 @@ def tree_stats(root:SemanticNode) -> dict:
     return {"depth": depth, "n_nodes": n_leaves + len(fan), "n_leaves": n_leaves, "n_internal": len(fan),
             "branching": mm(fan), "leaf_slate_size": mm(leaf_slates)}
 
-# %% ../../nbs/31_lattice.tree.ipynb #a21a3789
+# %% ../../nbs/31_lattice.tree.ipynb #c2f9601b
 TREE_FORMAT = "finrag-lattice-tree"
 
-# %% ../../nbs/31_lattice.tree.ipynb #aa25a600
 TREE_VERSION = 1   # bumped when the file layout changes; other versions are refused on load
 
-# %% ../../nbs/31_lattice.tree.ipynb #c2f9601b
 @dataclass
 class SemanticTree:
     "A LATTICE semantic tree (`root`) with its build statistics (`stats`: shape, strategy, model, LLM calls, tokens, seconds, fallbacks)."
