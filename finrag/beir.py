@@ -108,7 +108,7 @@ def beir_text(path) -> tuple[str, str]:
         raise InputError(f"looks like {what}: re-save it as UTF-8" if what else "is a binary file (NUL bytes), not BEIR JSONL/TSV text", path)
     return read_text(path), "utf-8"
 
-# %% ../nbs/02a_beir.ipynb #384e6f41
+# %% ../nbs/02a_beir.ipynb #47d3acba
 def read_corpus(path,                       # a BEIR corpus.jsonl: {"_id", "title"?, "text"} per line
                 strict:bool=True,           # raise the first bad row (False: skip and count it in `report`)
                 report:LoadReport|None=None # where counts and bad rows go (a new one when None)
@@ -127,7 +127,7 @@ def read_corpus(path,                       # a BEIR corpus.jsonl: {"_id", "titl
         corpus[did] = {"title": str(title), "text": text}; report.n_ok += 1
     return corpus
 
-# %% ../nbs/02a_beir.ipynb #47d3acba
+# %% ../nbs/02a_beir.ipynb #bd794f73
 def read_queries(path,                       # a BEIR queries.jsonl: {"_id" or "query_id", "text"} per line
                  strict:bool=True,           # raise the first bad row (False: skip and count it in `report`)
                  report:LoadReport|None=None # where counts and bad rows go (a new one when None)

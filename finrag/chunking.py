@@ -33,7 +33,7 @@ class Chunk:
 
     def to_dict(self) -> dict: return asdict(self)
 
-# %% ../nbs/05_chunking.ipynb #88855218
+# %% ../nbs/05_chunking.ipynb #a4724c72
 class FastTokenizer:
     """The model's `tokenizers.Tokenizer` (its `tokenizer.json`) behind the part of the HF tokenizer API the chunker
     uses (`encode`, `get_vocab`, `model_max_length`): the same ids, without importing transformers (which imports torch)."""
@@ -51,7 +51,7 @@ class FastTokenizer:
         return [e.ids for e in self.tok.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
     def get_vocab(self) -> dict: return self.tok.get_vocab()
 
-# %% ../nbs/05_chunking.ipynb #8b54ecb8
+# %% ../nbs/05_chunking.ipynb #cb1625b6
 @lru_cache(maxsize=None)
 def embedder_tokenizer(name:str|None=None):
     "The tokenizer of embedder `name` (default `[models] embedder`), loaded once per process: `FastTokenizer` when the model has a tokenizer.json, else HF's."
@@ -61,7 +61,7 @@ def embedder_tokenizer(name:str|None=None):
     from transformers import AutoTokenizer
     return AutoTokenizer.from_pretrained(path)
 
-# %% ../nbs/05_chunking.ipynb #a4724c72
+# %% ../nbs/05_chunking.ipynb #e8c17180
 def embedder_window(name:str|None=None) -> int|None:
     "The sentence-transformers `max_seq_length` of embedder `name` (its window in tokens incl. special tokens), None if unknown."
     import json

@@ -84,6 +84,7 @@ app.add_typer(eval_app, name="eval")
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="The public datasets: list them, fetch them into the data root, convert them to BEIR folders.")
 app.add_typer(data_app, name="data")
 
+# %% ../nbs/90_cli.ipynb #c186de07
 @data_app.command("beir")
 def data_beir(name:str=typer.Argument(..., help="tatqa | financebench | finqa | scifact | bright-<domain> (finrag.datasets.DATASETS)"),
               out:Path=typer.Option(..., "--out", help="The BEIR folder to write (created)."),
@@ -112,6 +113,7 @@ def data_list(root:Path=typer.Option(None, "--root", help="The data root (defaul
         typer.echo(f"  {r['name']:<22} {r['size_mb']:>6.1f} MB  {state:<10} {r['licence']}\n  {'':<22} {r['used_for']}")
     typer.echo("fetch one with: finrag data get NAME [--root DIR]")
 
+# %% ../nbs/90_cli.ipynb #d5d18c6a
 @data_app.command("get")
 def data_get(name:str=typer.Argument(..., help="A dataset of `finrag data list` (or a bright-<domain> name)."),
              root:Path=typer.Option(None, "--root", help="The data root to fill (default as `finrag data list`).")):
@@ -121,6 +123,7 @@ def data_get(name:str=typer.Argument(..., help="A dataset of `finrag data list` 
     typer.echo(f"{name}: {len(paths)} file(s), SHA-256 checked, under {data_root(root)}:")
     for p in paths: typer.echo(f"  {p}")
 
+# %% ../nbs/90_cli.ipynb #22845185
 @data_app.command("path")
 def data_path(name:str=typer.Argument(..., help="A dataset of `finrag data list`."),
               root:Path=typer.Option(None, "--root", help="The data root (default as `finrag data list`).")):

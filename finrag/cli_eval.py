@@ -15,14 +15,12 @@ from .report import printable, retrieval_report
 __all__ = ['eval_app', 'cutoff_list', 'method_config', 'run_retrieval_eval', 'MethodOptions', 'SampleOptions',
            'eval_retrieval_cmd']
 
-# %% ../nbs/90b_cli_eval.ipynb #f358690d
-eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
-
 # %% ../nbs/90b_cli_eval.ipynb #c90b0001
+eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
 from .graphrag.cli import graphrag_eval_app
 eval_app.add_typer(graphrag_eval_app)            # eval questions, eval graphrag (nbs/19_graphrag.cli)
 
-# %% ../nbs/90b_cli_eval.ipynb #bc545a5a
+# %% ../nbs/90b_cli_eval.ipynb #b8963d61
 def cutoff_list(s:str) -> tuple:
     "The nDCG cut-offs of a comma-separated list (`--k 10,20`); `FinragError` unless all are positive integers."
     try: ks = tuple(int(x) for x in s.split(",") if x.strip())
@@ -30,7 +28,7 @@ def cutoff_list(s:str) -> tuple:
     if not ks or any(k < 1 for k in ks): raise FinragError(f"--k {s!r}: give positive integers separated by commas, e.g. 10,20")
     return ks
 
-# %% ../nbs/90b_cli_eval.ipynb #c90b0101
+# %% ../nbs/90b_cli_eval.ipynb #88934175
 def method_config(m,                 # a registered `Method` (`get_method`)
                   sets:list):        # ['KEY=VALUE', ...] (`--set`, repeatable); VALUE is read as JSON (4, 0.5, true, "x"), else as text
     "The settings record of `m` (`Method.settings`: `[lattice]` → `LatticeSettings`, ...) with `sets` applied by `with_overrides` (each value range-checked); `FinragError` for a method without one, a malformed pair, an unknown key (naming the known ones) or a value out of range."
@@ -52,7 +50,7 @@ def method_config(m,                 # a registered `Method` (`get_method`)
         kv[k] = v
     return with_overrides(base, kv, where=f"--set ([{m.settings}])")
 
-# %% ../nbs/90b_cli_eval.ipynb #b8963d61
+# %% ../nbs/90b_cli_eval.ipynb #ed54be59
 def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
                        *,
                        preretrieval:bool|None=None, llm_preretrieval:bool=False,
@@ -86,12 +84,14 @@ class MethodOptions:
     tree:Path = typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`.")
     scorer:str = typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation) | hybrid (embeddings above [lattice] llm_docs documents, P(yes) below; a deviation) | ce (finrag's trained cross-encoder at the leaves, embeddings above; no LLM); default: [lattice] scorer.")
 
+# %% ../nbs/90b_cli_eval.ipynb #ca32bdf5
 @dataclasses.dataclass
 class SampleOptions:
     "A seeded sample of the judged queries (`BeirDataset.sample`)."
     max_queries:int = typer.Option(None, "--max-queries", help="Evaluate a seeded sample of this many judged queries (all documents stay indexed).")
     seed:int = typer.Option(0, help="Seed of the --max-queries sample.")
 
+# %% ../nbs/90b_cli_eval.ipynb #8cd5c62a
 @eval_app.command("retrieval")
 @options_command
 def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),

@@ -47,6 +47,7 @@ def check_range(cls,                  # a settings dataclass (e.g. `LatticeSetti
     if option: raise InputError(f"{option} {value!r} must be {what} (the range of [{sec}] {name})")
     raise InputError(f"[{sec}] {name} = {value!r} must be {what}", path=path, field=f"{sec}.{name}")
 
+# %% ../nbs/01_config.ipynb #792b0b7c
 def with_overrides(config,               # a frozen settings record (`LatticeSettings`, ...) or a method's config record
                    overrides:dict,       # {field: value}; a None value keeps the config's value
                    where:str=""):        # who asks (e.g. 'LatticeRetriever'), for the error
@@ -100,7 +101,7 @@ class GraphRAGSettings:
     answer_format: str = valid(choices=("text", "cited"))   # how the LLM answers: 'text' (free text, [id] after each sentence) | 'cited' (JSON sentences with chunk ids, a schema; `finrag.graphrag.cited`)
 
 
-# %% ../nbs/01_config.ipynb #80fd290c
+# %% ../nbs/01_config.ipynb #7cfb37f1
 @dataclass(frozen=True)
 class ScorerSettings:
     "How one stage-2 scorer runs in the cascade (a sub-record of `HierarchicalSettings`, see `HierarchicalSettings.scorer`)."
@@ -110,7 +111,7 @@ class ScorerSettings:
     max_doc_tokens: int|None = None   # LLM judge: documents cut to about this many tokens
     cut: str|None = None              # LLM judge: 'head' | 'query' (`finrag.relevance.cut_document`)
 
-# %% ../nbs/01_config.ipynb #7cfb37f1
+# %% ../nbs/01_config.ipynb #cd147abb
 @dataclass(frozen=True)
 class HierarchicalSettings:
     "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
@@ -281,7 +282,7 @@ def _check_models(m:ModelSettings, path, tier:str|None=None) -> ModelSettings:
     model = m.llm_model or (Path(llm).stem if llm.lower().endswith(".gguf") else llm)
     return dataclasses.replace(m, llm=llm, llm_model=model)
 
-# %% ../nbs/01_config.ipynb #6140ddb1
+# %% ../nbs/01_config.ipynb #c741204c
 @dataclass(frozen=True)
 class Settings:
     "All of `settings.ini`, plus the endpoint/credential overrides from the environment."
@@ -311,12 +312,12 @@ class Settings:
         root = project_root()
         return p if p.is_absolute() else (root if (root/"nbs").is_dir() else Path.cwd())/p
 
-# %% ../nbs/01_config.ipynb #b4a9b13b
+# %% ../nbs/01_config.ipynb #7a696467
 def settings_path() -> Path:
     "`$FINRAG_SETTINGS`, else the packaged defaults `finrag/settings.ini` (in a checkout a link to the root `settings.ini`)."
     return Path(os.environ.get("FINRAG_SETTINGS") or str(importlib.resources.files("finrag")/"settings.ini"))
 
-# %% ../nbs/01_config.ipynb #ad359c89
+# %% ../nbs/01_config.ipynb #f29d9999
 def load_settings(path=None) -> Settings:
     "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem (an unknown section or key included)."
     path = Path(path or settings_path())
@@ -340,7 +341,7 @@ def load_settings(path=None) -> Settings:
                     neo4j_uri=env("FINRAG_NEO4J_URI") or None, neo4j_user=env("FINRAG_NEO4J_USER") or "neo4j",
                     neo4j_password=env("FINRAG_NEO4J_PASSWORD"), neo4j_database=env("FINRAG_NEO4J_DATABASE") or None)
 
-# %% ../nbs/01_config.ipynb #c741204c
+# %% ../nbs/01_config.ipynb #4598000c
 @lru_cache(maxsize=None)
 def _cached(path:str, env_key:tuple) -> Settings: return load_settings(path)
 

@@ -19,6 +19,7 @@ class FinragError(Exception):
     "An error the user can fix (bad input, missing model, unreachable server); the CLI prints it without a traceback."
     exit_code = 2
 
+# %% ../nbs/00_core.ipynb #22dc3b54
 class InputError(FinragError):
     "Bad input data, located by `path`, `row` (1-based data row) and `field`."
     def __init__(self,
@@ -34,9 +35,11 @@ class InputError(FinragError):
                            f"field '{self.field}'" if self.field else None) if p]
         return (": ".join(loc) + ": " if loc else "") + self.msg
 
+# %% ../nbs/00_core.ipynb #c89df71a
 class ModelUnavailableError(FinragError):
     "A model was requested that cannot be loaded here (e.g. a hub model while offline); the message names the offline alternative."
 
+# %% ../nbs/00_core.ipynb #a3a28341
 class LLMError(FinragError):
     "The LLM endpoint failed (unreachable, timed out after retries, or refused the request)."
 
@@ -139,10 +142,12 @@ def project_root() -> Path:
     if spec is None or not spec.origin: raise FinragError("the finrag package is not installed; run `make demo` or `pip install -e .`")
     return Path(spec.origin).resolve().parent.parent
 
+# %% ../nbs/00_core.ipynb #c54fd4c3
 def data_dir() -> Path:
     "The project's own small data files: `$FINRAG_DATA_DIR`, else the package data `finrag/data` (in a checkout a link to `data/`; shipped in the wheel)."
     return Path(os.environ.get("FINRAG_DATA_DIR") or str(importlib.resources.files("finrag")/"data"))
 
+# %% ../nbs/00_core.ipynb #385bda93
 def sample_news_path() -> Path:
     "The made-up news sample used by `finrag demo` and the tests."
     return data_dir()/"sample"/"news_sample.jsonl"

@@ -74,12 +74,12 @@ def tatqa_to_beir(json_path,           # a raw TAT-QA file, e.g. tatqa_dataset_d
     if out_dir is not None: write_beir(ds, out_dir, split)
     return ds
 
-# %% ../nbs/02b_datasets.ipynb #3c02cfc2
+# %% ../nbs/02b_datasets.ipynb #1c9499c3
 def normalize_text(s:str) -> str:
     "Lower-cased, whitespace runs collapsed to one space, stripped."
     return " ".join(str(s).lower().split())
 
-# %% ../nbs/02b_datasets.ipynb #1c9499c3
+# %% ../nbs/02b_datasets.ipynb #9bb9eb38
 def evidence_matches(evidence:list,         # the evidence texts of one question
                      docs:dict,             # doc id -> normalised doc text (`normalize_text`)
                      threshold:float=90     # fuzzy fallback: minimum rapidfuzz partial_ratio (0-100)
@@ -141,10 +141,10 @@ def parse_sentence_list(s:str) -> list:
         elif t.string != ",": raise ValueError(f"unexpected {t.string!r} in a list of strings")
     return out
 
-# %% ../nbs/02b_datasets.ipynb #fb391692
+# %% ../nbs/02b_datasets.ipynb #e9ea6887
 SCIFACT_CORPUS = "corpus_train.csv"
 
-# %% ../nbs/02b_datasets.ipynb #e9ea6887
+# %% ../nbs/02b_datasets.ipynb #fdc7993b
 def _scifact_csv(src:Path) -> tuple[str, str]:
     "(label, text) of corpus_train.csv inside a zip, a folder, or the CSV itself."
     if src.is_dir(): src = src/SCIFACT_CORPUS
@@ -197,7 +197,7 @@ def finqa_to_beir(json_path,                 # finqa_test.json: {"data": [{"ques
         queries[f"q{i}"] = r["question"].strip(); qrels[f"q{i}"] = {d: 1}
     return BeirDataset(name, corpus, queries, qrels)
 
-# %% ../nbs/02b_datasets.ipynb #b13f2ba2
+# %% ../nbs/02b_datasets.ipynb #9a63a388
 @dataclass(repr=False)
 class BrightDataset(BeirDataset):
     "A BRIGHT domain: a `BeirDataset` plus `excluded` = {query id: set of doc ids masked at query time}."
@@ -206,7 +206,7 @@ class BrightDataset(BeirDataset):
     def __repr__(self):
         return super().__repr__()[:-1] + f", {sum(map(len, self.excluded.values())):,} excluded ids for {len(self.excluded):,} queries)"
 
-# %% ../nbs/02b_datasets.ipynb #209f6d4a
+# %% ../nbs/02b_datasets.ipynb #940b39dc
 def _read_maybe_gz(path:Path) -> str:
     import gzip
     raw = path.read_bytes()
@@ -232,7 +232,7 @@ def _bright_documents(path:Path, report:LoadReport, long:bool) -> dict:
 
 NO_EXCLUSION = {"N/A", ""}
 
-# %% ../nbs/02b_datasets.ipynb #9a63a388
+# %% ../nbs/02b_datasets.ipynb #8cd05327
 def load_bright(examples,             # BRIGHT examples: .jsonl(.gz)/.json rows {id, query, gold_ids, excluded_ids, ...}
                 documents=None,       # BRIGHT documents: .jsonl(.gz)/.json/.parquet rows {id, content}; None = no corpus
                 exclude_txt=None,     # an Anserini exclude file (`qid docid` per line), merged into `excluded`
@@ -277,7 +277,7 @@ def load_bright(examples,             # BRIGHT examples: .jsonl(.gz)/.json rows 
     nm = name or re.sub(r"(\.jsonl|\.json)?(\.gz)?$", "", ex_path.name)
     return BrightDataset(nm, corpus, queries, qrels, report, excluded)
 
-# %% ../nbs/02b_datasets.ipynb #35db088a
+# %% ../nbs/02b_datasets.ipynb #16286ecc
 @dataclass
 class DevDataset:
     "A known development dataset: its files under the data root, their converter and the split the data is."
@@ -287,16 +287,15 @@ class DevDataset:
     split: str           # the split the qrels are (the name of the qrels file `finrag data beir` writes)
     doc: str = ""
 
-# %% ../nbs/02b_datasets.ipynb #7d7080e5
 DATASETS: dict[str, DevDataset] = {}
 
-# %% ../nbs/02b_datasets.ipynb #16286ecc
+# %% ../nbs/02b_datasets.ipynb #6ace22af
 def register_dataset(name:str, convert:Callable, files, split:str="test", doc:str="") -> DevDataset:
     "Register (or replace) a development dataset."
     DATASETS[name] = d = DevDataset(name, tuple(files), convert, split, doc)
     return d
 
-# %% ../nbs/02b_datasets.ipynb #a70ef7cf
+# %% ../nbs/02b_datasets.ipynb #e18b02bf
 _FR = "financerag_icaif24/data"
 register_dataset("tatqa", tatqa_to_beir, ["tatqa/dataset_raw/tatqa_dataset_dev.json"], "dev",
                  "TAT-QA dev: 1,668 questions over 278 table+text contexts")
@@ -313,17 +312,15 @@ for _d in BRIGHT_DOMAINS:
     register_dataset(f"bright-{_d}", load_bright, [f"bright/topics/topics.bright-{_d}-original.jsonl.gz"], "test",
                      f"BRIGHT {_d}: queries, gold and excluded ids (no documents in the shared data)")
 DATASETS["bright-leetcode"].files += ("bright/qrels/exclude.bright-leetcode.txt",)
-
-# %% ../nbs/02b_datasets.ipynb #e18b02bf
 DATASETS["bright-leetcode"].convert = lambda ex, exc: load_bright(ex, exclude_txt=exc)
 
-# %% ../nbs/02b_datasets.ipynb #c29af9a1
+# %% ../nbs/02b_datasets.ipynb #118fbcd1
 def dev_data_root(root=None) -> Path:
     "The data root (`finrag.download.data_root`): `root`, else `$FINRAG_DATA_ROOT`, else `../shared/data` beside the project when it exists, else the per-user cache."
     from finrag.download import data_root
     return data_root(root)
 
-# %% ../nbs/02b_datasets.ipynb #b5b32b28
+# %% ../nbs/02b_datasets.ipynb #83112eb3
 def dev_files(name:str, root=None) -> list[Path]:
     "The files of dataset `name` under the data root; `InputError` for an unknown name or a missing file."
     if name not in DATASETS: raise InputError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}", field="dataset")
@@ -335,7 +332,7 @@ def dev_files(name:str, root=None) -> list[Path]:
             raise InputError(f"{name} source file not found (data root {r}): fetch it with `finrag data get {get}`, or point the CLI at another root with --src DATA_ROOT (the library: root=)", f)
     return files
 
-# %% ../nbs/02b_datasets.ipynb #118fbcd1
+# %% ../nbs/02b_datasets.ipynb #d29f061c
 def load_dev(name:str,   # a key of `DATASETS`
              root=None   # the data root (default: `dev_data_root()`)
             ) -> BeirDataset:

@@ -33,6 +33,7 @@ class RemoteFile:
     sha256: str   # hex digest of the expected bytes
     size: int     # bytes
 
+# %% ../nbs/02c_download.ipynb #88e47bfb
 @dataclass(frozen=True)
 class DataSource:
     "A downloadable dataset: its files, licence, provenance and what finrag uses it for."
@@ -172,6 +173,7 @@ def have(check,             # callable; raises `FinragError` (whose message name
         print(f"skipped{': ' + shows if shows else ''} — {e}"); return False
     return True
 
+# %% ../nbs/02c_download.ipynb #c255992e
 def have_data(names,          # a dataset name (see `source_for`) or a list of them
               shows:str="",   # what the guarded cell would show with the data
               root=None,      # the data root (see `data_root`)
@@ -198,6 +200,7 @@ def _stamp(p:Path) -> list:
 
 RACY_NS = 2_000_000_000   # a record made less than 2 s after the file last changed is not trusted: a write in the same clock tick keeps the times
 
+# %% ../nbs/02c_download.ipynb #ef7bb397
 def present_sha256(p) -> str:
     """SHA-256 hex of the file at `p`, from the sidecar `.<name>.sha256` when the file's size, mtime, inode and ctime are
     those it recorded (and it was recorded at least `RACY_NS` after the file's last change), else computed and recorded."""
@@ -244,6 +247,7 @@ def download_file(f:RemoteFile,          # what to fetch and check
             return dest
         return _fetch(f, dest, progress, timeout)
 
+# %% ../nbs/02c_download.ipynb #6ed28649
 def _too_big(f:RemoteFile, part:Path, n:int, verb:str) -> FinragError:
     "The error of a server that announces or sends more than `f.size` bytes; the `.part` is removed."
     part.unlink(missing_ok=True)

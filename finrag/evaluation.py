@@ -68,7 +68,7 @@ def subset_metrics(run:dict,        # {qid: {doc id: score}}; a query missing fr
     m = evaluate({q: run.get(q, {}) for q in qids}, {q: qrels[q] for q in qids}, **_cut(metrics))
     return {k: round(m[k], digits) for k in metrics}
 
-# %% ../nbs/06e_evaluation.ipynb #e06e0104
+# %% ../nbs/06e_evaluation.ipynb #e06e0105
 def mean_ci(pq:dict,                # {qid: score} (`per_query`)
             qids,                   # the queries averaged
             *,
@@ -83,14 +83,14 @@ def mean_ci(pq:dict,                # {qid: score} (`per_query`)
     if calls is not None: out["llm_calls_per_query"] = round(float(calls), 2)
     return out
 
-# %% ../nbs/06e_evaluation.ipynb #e06e0105
+# %% ../nbs/06e_evaluation.ipynb #74c5f037
 def paired_diff(pa:dict, pb:dict,   # {qid: score} of systems a and b (`per_query`)
                 qids, resamples:int=2000) -> dict:
     "a − b over `qids`: {'n', 'diff': mean difference, 'ci': its paired bootstrap 95 % CI (`paired_bootstrap_ci`)}, 4 places."
     c = paired_bootstrap_ci([pa[q] for q in qids], [pb[q] for q in qids], n_resamples=resamples)
     return {"n": c["n"], "diff": round(c["mean_diff"], 4), "ci": [round(c["ci_low"], 4), round(c["ci_high"], 4)]}
 
-# %% ../nbs/06e_evaluation.ipynb #51d305ff
+# %% ../nbs/06e_evaluation.ipynb #ce0e51a7
 def write_trec_run(run:dict,          # {qid: {docid: score}}
                    path,              # output file (parent folders created)
                    tag:str="finrag"   # the run tag (6th column)
@@ -105,7 +105,7 @@ def write_trec_run(run:dict,          # {qid: {docid: score}}
                 f.write(f"{q} Q0 {d} {r} {s:.6g} {tag}\n")
     return path
 
-# %% ../nbs/06e_evaluation.ipynb #ce0e51a7
+# %% ../nbs/06e_evaluation.ipynb #a8ba97bb
 def read_trec_run(path,                        # a TREC run file
                   strict:bool=True,            # raise the first bad line (False: skip and count it in `report`)
                   report:LoadReport|None=None  # where counts and bad lines go

@@ -15,9 +15,17 @@ __all__ = ['DPI', 'MAX_WIDTH_PX', 'MADE_UP', 'COLUMNS', 'COLORS', 'made_up', 'fi
 
 # %% ../nbs/09c_figures.ipynb #75482418
 DPI = 130                  # figures are saved at this resolution (dots per inch)
+
+# %% ../nbs/09c_figures.ipynb #fe3753db
 MAX_WIDTH_PX = 2000        # and at most this wide, so that labels stay legible at page width
+
+# %% ../nbs/09c_figures.ipynb #3c80bb13
 MADE_UP = "made-up sample: checks the plumbing, not the method"
+
+# %% ../nbs/09c_figures.ipynb #08df29d9
 COLUMNS = ("panel", "series", "value", "ci_low", "ci_high", "n", "note")   # every figure's table; a figure may add columns
+
+# %% ../nbs/09c_figures.ipynb #cc0ab0bb
 COLORS = {"vector": "#4c72b0", "graph": "#c44e52", "auto": "#55a868", "paper": "#999999",
           "bm25": "#8c8c8c", "dense": "#8fa8d8", "hybrid": "#4c72b0", "stage 1": "#dd8452", "default": "#c44e52",
           "lattice": "#55a868", "lattice++": "#8172b3", "llm": "#937860"}
@@ -48,6 +56,7 @@ def as_float(x) -> float:
     try: return float(x) if x is not None else math.nan
     except (TypeError, ValueError): return math.nan
 
+# %% ../nbs/09c_figures.ipynb #00d6137c
 def new_figure(n:int,             # panels
                ncols:int|None=None, # columns (None: all in one row)
                panel:tuple=(4.2, 3.2), # inches per panel (width, height); the width shrinks so the figure stays within `MAX_WIDTH_PX`

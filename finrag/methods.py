@@ -21,6 +21,7 @@ LLM_FREE = {"bm25": ("bm25", {}), "dense": ("dense", {}), "hybrid": ("hybrid", {
             "lattice (embedding)": ("lattice", {"scorer": "embedding"}),
             "lattice++ (embedding)": ("lattice++", {"scorer": "embedding"})}   # {row label: (method, options)}: every method without an LLM
 
+# %% ../nbs/89_methods.ipynb #7f7e1f1c
 def method_table(ds,                     # a `BeirDataset` with qrels
                  methods:dict|None=None, # {row label: (method name, options)}; None: `LLM_FREE`
                  groups:dict|None=None,  # {query id: group}: a column of mean nDCG@k per group
@@ -48,4 +49,3 @@ def method_table(ds,                     # a `BeirDataset` with qrels
     tab = pd.DataFrame.from_dict(rows, orient="index")
     tab.attrs["n"] = {"all": len(judged), **{g: sum(groups.get(q) == g for q in judged) for g in names}}
     return tab
-

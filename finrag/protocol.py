@@ -45,6 +45,7 @@ def split_ids(ids, seed:int=0) -> tuple[set, set]:
     xs = sorted(set(ids)); random.Random(seed).shuffle(xs)
     return set(xs[:len(xs) // 2]), set(xs[len(xs) // 2:])
 
+# %% ../nbs/08b_protocol.ipynb #b0601593
 def split_items(items,                # questions, sentences, ... (each with an id)
                 key=lambda x: x.id,   # the id of an item
                 seed:int=0) -> tuple[list, list]:
@@ -75,6 +76,7 @@ def choose_never_below(scores:dict,        # {candidate: {corpus: {qid: value}}}
     best = max((c for c in table if table[c]["qualifies"]), key=lambda c: (table[c]["macro"], c == baseline))
     return best, table
 
+# %% ../nbs/08b_protocol.ipynb #85aaba38
 def report_vs(scores:dict,                 # {candidate: {corpus: {qid: value}}} on the reporting half
               candidate:str, baseline:str, tol:float=0.005, n_resamples:int=2000, seed:int=0) -> dict:
     "{corpus: {n, mean_a, mean_b, mean_diff, ci_low, ci_high}, 'pooled': {...}, 'passes': bool}: `candidate` − `baseline` with paired bootstrap 95 % CIs; passes = every corpus's lower bound ≥ −tol and the pooled lower bound > 0."
@@ -95,10 +97,12 @@ def best_mean(values:dict,          # {candidate: number} (a mean over queries, 
     if not values: raise InputError("no candidates to choose from", field="candidates")
     return max(values, key=lambda c: (values[c], tiebreak(c)) if tiebreak else values[c])
 
+# %% ../nbs/08b_protocol.ipynb #8014da92
 def best_worst_case(diffs:dict) -> str:   # {candidate: {corpus: value − reference}}
     "The candidate whose smallest difference over the corpora is largest (the first of equal ones)."
     return best_mean({c: min(v.values()) for c, v in diffs.items()})
 
+# %% ../nbs/08b_protocol.ipynb #e966deef
 def never_below(diffs:dict,         # {candidate: {corpus: value − baseline}} (or a single number per candidate)
                 tol:float=0.0,      # how far below the baseline a corpus may be
                 strict:bool=False   # True: above −tol (with tol 0: strictly above the baseline)
@@ -107,6 +111,7 @@ def never_below(diffs:dict,         # {candidate: {corpus: value − baseline}} 
     ok = lambda x: x > -tol if strict else x >= -tol
     return [c for c, v in diffs.items() if all(ok(x) for x in (v.values() if isinstance(v, dict) else [v]))]
 
+# %% ../nbs/08b_protocol.ipynb #d1bf5953
 def within_share_of(values:dict,    # {candidate: value} (larger is better)
                     share:float,    # e.g. 0.99: within 1 % of the reference
                     cost:dict,      # {candidate: cost} (smaller is cheaper)
@@ -120,6 +125,7 @@ def within_share_of(values:dict,    # {candidate: value} (larger is better)
 # %% ../nbs/08b_protocol.ipynb #e1a0c002
 CHOICE_RULES = ("gain", "never_below")   # `choose_default`'s rules: the default one first
 
+# %% ../nbs/08b_protocol.ipynb #6ab8590b
 def rule_verdict(report:dict,       # a `report_vs` result: {corpus: {mean_diff, ci_low, ci_high, n}, 'pooled': {...}, 'passes'}
                  margin:float=0.01, # (c): how far a corpus' mean may fall below the incumbent's
                  rule:str="gain") -> dict:
@@ -134,6 +140,7 @@ def rule_verdict(report:dict,       # a `report_vs` result: {corpus: {mean_diff,
             "pooled": [round(p["mean_diff"], 4), round(p["ci_low"], 4), round(p["ci_high"], 4), p["n"]],
             "significant_losses": losses, "mean_drops": drops}
 
+# %% ../nbs/08b_protocol.ipynb #6bb2d853
 def choose_default(choose:dict,          # {candidate: {corpus: {qid: value}}} on the choosing half (the incumbent among them)
                    report:dict,          # the same on the reporting half
                    incumbent:str,        # today's default
@@ -153,6 +160,7 @@ def choose_default(choose:dict,          # {candidate: {corpus: {qid: value}}} o
 # %% ../nbs/08b_protocol.ipynb #ac8eccf3
 ENVELOPE_KEYS = ("name", "writer", "params", "settings", "commit", "machine", "seconds", "n", "result")
 
+# %% ../nbs/08b_protocol.ipynb #a206e9c2
 def _commit() -> str|None:
     import subprocess
     from finrag.core import project_root
@@ -206,6 +214,7 @@ def record(name:str,                # the file's stem: results/NAME.json
     atomic_write(f, (json.dumps(env, indent=1, default=conv) + "\n").encode())
     return f
 
+# %% ../nbs/08b_protocol.ipynb #ecff7b01
 def read_record(name:str,           # the file's stem (results/NAME.json) or a path to a .json file
                 folder="results") -> dict:
     "The envelope of a results file (`result` holds the numbers). `InputError` naming the file when it is missing, not JSON, or not an envelope."

@@ -56,6 +56,7 @@ def first_token_top(logprobs, llm=None) -> list:
         if st is not None and hasattr(st, "logprob_fallbacks"): st.logprob_fallbacks += 1
         return []
 
+# %% ../nbs/04c_relevance.ipynb #9546cc43
 def chat_logprobs(llm,                   # a `LLMClient` (or any object with its `chat` signature)
                   messages:list,         # chat messages
                   top_logprobs:int=20,   # alternatives per token (OpenAI allows up to 20)
@@ -71,6 +72,7 @@ RELEVANCE_SYSTEM = ('Judge whether the Document meets the requirements based on 
                     'Note that the answer can only be "yes" or "no". ' +
                     FENCE_RULE.format(item="document", kind="DOCUMENT", id="N", source="the corpus"))
 
+# %% ../nbs/04c_relevance.ipynb #9e189383
 RELEVANCE_INSTRUCTION = "Given a question, judge whether the document contains the information needed to answer it"
 
 # %% ../nbs/04c_relevance.ipynb #a85e8961
@@ -115,6 +117,7 @@ def focus_text(query:str, text:str, max_tokens:int,
 # %% ../nbs/04c_relevance.ipynb #6e339123
 DOC_CUTS = ("head", "query")
 
+# %% ../nbs/04c_relevance.ipynb #011e1d67
 def check_cut(cut:str) -> str:
     "`cut` when it is one of `DOC_CUTS`, else `InputError` (field 'cut') naming the choices."
     if cut not in DOC_CUTS: raise InputError(f"unknown document cut {cut!r}; use one of {', '.join(DOC_CUTS)}", field="cut")
@@ -153,6 +156,7 @@ def relevance(query:str, text:str, llm=None, *,
     return relevance_many(query, [text], llm, instruction=instruction, max_doc_tokens=max_doc_tokens, cut=cut,
                           top_logprobs=top_logprobs, counts=counts, concurrency=1)[0]
 
+# %% ../nbs/04c_relevance.ipynb #e9d73add
 def _judge(llm, r, counts) -> float:
     "P(yes) of one judge response `r`, `how` counted in `counts` and fallbacks in `llm.stats.relevance_fallbacks`."
     p, how = yes_probability(first_token_top(r.logprobs, llm), r.text)
@@ -191,6 +195,7 @@ def judge_tier() -> str|None:
     s = get_settings(); t = (s.models.judge_llm or "").strip()
     return None if not t or t == s.models.llm or s.llm_base_url else t
 
+# %% ../nbs/04c_relevance.ipynb #f5f3c0e6
 def get_judge_llm():
     "The process-wide client of the judge tier (`judge_tier()`; its own local llama.cpp server), else `get_llm()`."
     t = judge_tier()

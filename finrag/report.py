@@ -21,12 +21,12 @@ def printable(text) -> str:
     "`str(text)` without terminal escape sequences, control characters (all but tab and newline; `\\r\\n` → `\\n`) or bidi controls."
     return _CONTROL.sub("", _ESCAPES.sub("", str(text)).replace("\r\n", "\n"))
 
-# %% ../nbs/09b_report.ipynb #2cd8438d
+# %% ../nbs/09b_report.ipynb #c7234311
 def entity_list(ec) -> str:
     "The distinct entities of an enriched chunk as `id:kind` (e.g. `NVDA:stock`), comma-separated; '-' when none."
     return ", ".join(f"{e.id}:{e.label.split('_')[0].lower()}" for e in dict((e.id, e) for e in ec.entities).values()) or "-"
 
-# %% ../nbs/09b_report.ipynb #c7234311
+# %% ../nbs/09b_report.ipynb #c284b72a
 def enrichment_table(ecs) -> str:
     "Enriched chunks (`finrag.graphrag.enrich.enrich`) as `finrag enrich` prints them: id, pos, neg, intensity I, entities."
     rows = [f"{'chunk':<8} {'pos':>5} {'neg':>5} {'I':>5}  entities"]
@@ -53,6 +53,7 @@ def graph_expansion(v, g) -> dict:
             "chunks_added": [{"chunk_id": c.chunk_id, "role": c.role, "tickers": list(c.tickers),
                               "via": f"{c.via['seed']}→{c.via['neighbour']}" if c.via else None} for c in new]}
 
+# %% ../nbs/09b_report.ipynb #e69a508b
 def graph_added(v, g) -> str:
     """What the graph context `g` holds that the vector context `v` does not, and why: the chunks it added (naming
     the question's companies, or about a company connected by an INFLUENCES edge, counted per edge) or that it added none."""
@@ -69,6 +70,7 @@ def graph_added(v, g) -> str:
     return ("graph added: " + " and ".join(parts) +
             ("" if net else "; no connected company's news ranked inside the budget (network evidence competes on cosine × edge intensity)"))
 
+# %% ../nbs/09b_report.ipynb #1cb9c1af
 def format_expansion(v, g, indent:str="  ") -> str:
     "`graph_expansion(v, g)` as `finrag ask` and `finrag demo` print it: the edges followed at τ (grouped by seed), the companies added and `graph_added`."
     x = graph_expansion(v, g)
@@ -83,6 +85,7 @@ def format_expansion(v, g, indent:str="  ") -> str:
     lines.append(indent + f"companies added (beyond the vector top-{len(v.contexts)}'s): " + (", ".join(c["ticker"] + (f" (via {c['via']})" if c["via"] else "") for c in x["companies_added"]) or "none"))
     return printable("\n".join(lines + [indent + graph_added(v, g)]))
 
+# %% ../nbs/09b_report.ipynb #526eb9dc
 def format_comparison(q:str, v, graphs:dict) -> str:
     """The head of one `finrag demo` question: the tickers of the vector context and of each graph context
     (`graphs`: label → `RAGResult`), and under each graph what it followed and added (`format_expansion`)."""
@@ -91,7 +94,7 @@ def format_comparison(q:str, v, graphs:dict) -> str:
         lines += [f"  {label} · tickers: {', '.join(g.entities)}", format_expansion(v, g, indent="    ")]
     return printable("\n".join(lines))
 
-# %% ../nbs/09b_report.ipynb #08dc904d
+# %% ../nbs/09b_report.ipynb #4710eab5
 def format_contexts(r, show_text:int=160,
                     title:str|None=None,   # the header's label; None = the mode
                     skip=()                # chunk ids not to list again (e.g. the vector top-k printed above); one line counts them
@@ -109,7 +112,7 @@ def format_contexts(r, show_text:int=160,
         lines.append(f"  {c.role:<7} {c.chunk_id[:10]} {c.score:5.2f} {','.join(c.tickers) or '-':<18}{via} {c.text[:show_text].replace(chr(10),' ')}")
     return printable("\n".join(lines))
 
-# %% ../nbs/09b_report.ipynb #4710eab5
+# %% ../nbs/09b_report.ipynb #ab15bbbe
 def format_footer(r) -> str:
     "The citation check and LLM counters of an answered `RAGResult` (when answered), then the milliseconds per stage."
     lines = []
@@ -145,14 +148,14 @@ def retrieval_report(r, split:str) -> str:
         lines.append(f"  LLM/query   {r.llm_calls_per_query:.2f} calls, {r.prompt_tokens_per_query:.0f} prompt + {r.completion_tokens_per_query:.0f} completion tokens")
     return printable("\n".join(lines))
 
-# %% ../nbs/09b_report.ipynb #563eab30
+# %% ../nbs/09b_report.ipynb #cc3abb24
 def answer_record(question:str, a, split:bool) -> dict:
     "A P2 answer (`finrag.hierarchical.pipeline.answer_question`) as the JSON record of `finrag answer --json`."
     return {"question": question, "answer": a.answer, "branch": a.branch, "documents": a.doc_ids,
             "n_tokens": a.n_tokens, "threshold_tokens": a.threshold_tokens, "split": a.crossed and split,
             "llm_calls": a.llm_calls, "seconds": round(a.retrieve_seconds + a.answer_seconds, 2)}
 
-# %% ../nbs/09b_report.ipynb #cc3abb24
+# %% ../nbs/09b_report.ipynb #76041923
 def answer_report(a, split:bool) -> str:
     "A P2 answer as `finrag answer` prints it: the answer, how it was made (branch, LLM calls, tokens vs threshold), documents, seconds."
     return printable("\n".join([f"answer: {a.answer}",

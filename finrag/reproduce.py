@@ -60,6 +60,8 @@ def _param(kv:str):
     return k, x
 
 OUTPUT_DIRS = ("figures_dir", "results_dir", "store_dir", "hybrid_cache_dir")   # the folders an experiment writes: inside the project
+
+# %% ../nbs/09_reproduce.ipynb #49ebd511
 _TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")                            # a tag: the prefix of the file names a run writes
 
 def _check_place(name:str, value, bad):
@@ -107,6 +109,7 @@ def check_param(name:str, value, spec:dict):
     _check_place(name, value, bad)
     return value
 
+# %% ../nbs/09_reproduce.ipynb #deb3864e
 def experiment_plan(paper:str, quick:bool=False, params:list[str]|None=None) -> list[tuple[Path, Path, dict]]:
     """(notebook, executed copy, parameters) for each experiment notebook of `paper`.
 
@@ -154,6 +157,7 @@ def figure_headline(env:dict) -> dict[str, float]:
     from finrag.lattice.figure import p3_headline
     return next((h for f in (p1_headline, p2_headline, p3_headline) if (h := f(env))), {})
 
+# %% ../nbs/09_reproduce.ipynb #2d6f8c50
 def headline_numbers(results:dict, limit:int=10) -> list[tuple[str, float]]:
     """The headline metrics of an experiment's results JSON: for an envelope, `figure_headline` when a paper's figure reads it;
     else (or for a bare result) its `headline` mapping when it has one, else the numeric float values at most three levels deep

@@ -55,10 +55,10 @@ def _check_corpus(corpus) -> list:
     if not isinstance(corpus, dict) or not corpus: raise InputError("the corpus is empty (need {doc id: {'title', 'text'}})", field="corpus")
     return list(corpus)
 
-# %% ../nbs/06_retrieval.ipynb #d33564db
+# %% ../nbs/06_retrieval.ipynb #6dab45d3
 TOKEN_PATTERN = r"(?u)[^\W_]{2,}"   # runs of 2+ letters/digits; '_' separates ('3M_2018_10K' -> 3m, 2018, 10k)
 
-# %% ../nbs/06_retrieval.ipynb #6dab45d3
+# %% ../nbs/06_retrieval.ipynb #ee527240
 class BM25Retriever:
     "BM25 (`bm25s`, Lucene variant) over `title + ' ' + text`; English stop words, Snowball stemming. A corpus without one index term (only stop words) searches too: every score is 0."
     name = "bm25"
@@ -104,14 +104,14 @@ class BM25Retriever:
 
     def __repr__(self): return f"BM25Retriever({len(self.ids):,} docs, k1={self.k1}, b={self.b})"
 
-# %% ../nbs/06_retrieval.ipynb #077fd8e0
+# %% ../nbs/06_retrieval.ipynb #3aadf807
 def corpus_hash(corpus:dict) -> str:
     "SHA-1 (hex) of the corpus' ids and `doc_text`s, in order: the cache key of its embeddings."
     h = hashlib.sha1()
     for d, doc in corpus.items(): h.update(f"{d}\x1f{doc_text(doc)}\x1e".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
-# %% ../nbs/06_retrieval.ipynb #3aadf807
+# %% ../nbs/06_retrieval.ipynb #0c0fd4dc
 def cached_corpus_encoding(corpus:dict,     # doc id -> {"title", "text"}: the cache key is its `corpus_hash`
                            model_id,         # the encoder's id: the other half of the key
                            encode,           # () -> the (len(corpus), dim) array (dense numpy or scipy sparse), computed on a miss
@@ -140,6 +140,7 @@ def cached_corpus_encoding(corpus:dict,     # doc id -> {"title", "text"}: the c
         atomic_write(path, buf.getvalue())                              # write, then rename: never a half file
     return X
 
+# %% ../nbs/06_retrieval.ipynb #a04d6639
 def corpus_embeddings(corpus:dict,          # doc id -> {"title", "text"}
                       embedder=None,        # a `finrag.models.Embedder`; None = `get_embedder()`
                       cache_dir=None,       # folder of the cache; None = `<settings.cache_dir>/emb`; False = no cache
@@ -220,7 +221,7 @@ class HybridRetriever:
 
     def __repr__(self): return f"HybridRetriever({', '.join(r.name for r in self.retrievers)}, k={self.rrf_k})"
 
-# %% ../nbs/06_retrieval.ipynb #9a5cea3b
+# %% ../nbs/06_retrieval.ipynb #5c1f9681
 @dataclass
 class Method:
     "A registered retrieval method: `builder(corpus, **options) -> Retriever` and its defaults (see above)."
@@ -239,7 +240,6 @@ class Method:
         if any(p.kind is p.VAR_KEYWORD for p in ps): return None
         return [p.name for p in ps]
 
-# %% ../nbs/06_retrieval.ipynb #5c1f9681
 METHODS: dict[str, Method] = {}
 TRANSFORMS: dict[str, tuple] = {}   # name -> (fn(dataset, config) -> dataset, default config): dataset transforms the papers register (P2: 'preretrieval')
 
@@ -256,12 +256,14 @@ def register_method(name:str,                 # the method name (`--method`), lo
     METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare, settings)
     return m
 
+# %% ../nbs/06_retrieval.ipynb #b4d15d72
 def register_transform(name:str,       # the transform's name (e.g. 'preretrieval')
                        fn:Callable,    # fn(dataset, config) -> dataset
                        default_config=None): # the config of the switch `True`
     "Register a dataset transform that methods name through `dataset_transform` (a paper's module registers it; no method entry changes)."
     TRANSFORMS[name] = (fn, default_config)
 
+# %% ../nbs/06_retrieval.ipynb #636def9d
 def dataset_transform(name:str) -> Callable:
     """A `prepare` for `register_method` that applies the transform `name` when the `preretrieval` switch is on (True:
     its default config, or a config) and nothing otherwise: off by default, so the same call gives the same run whatever
@@ -285,12 +287,12 @@ register_method("dense", DenseRetriever, doc="MiniLM bi-encoder, exact cosine se
 register_method("hybrid", _hybrid, doc="RRF of BM25 and dense", prepare=dataset_transform("preretrieval"))
 
 
-# %% ../nbs/06_retrieval.ipynb #3a8c7bf5
+# %% ../nbs/06_retrieval.ipynb #3e46aade
 def methods() -> dict[str, Method]:
     "The registered methods by name: the core's bm25, dense and hybrid, and whatever was registered since (`import finrag.methods`: every paper's)."
     return METHODS
 
-# %% ../nbs/06_retrieval.ipynb #3e46aade
+# %% ../nbs/06_retrieval.ipynb #7a97a373
 def get_method(name:str|Method) -> Method:
     "The registered method `name` (case and spaces ignored; a `Method` is returned as it is); `InputError` listing the known ones."
     if isinstance(name, Method): return name

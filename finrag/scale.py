@@ -13,8 +13,11 @@ __all__ = ['RAY_HINT', 'ENGINES', 'check_engine', 'Engine', 'require_ray', 'is_s
 
 # %% ../nbs/06b_scale.ipynb #3c587116
 RAY_HINT = 'pip install "finrag[ray]"'
+
+# %% ../nbs/06b_scale.ipynb #bb08b1e6
 ENGINES = ("local", "ray")
 
+# %% ../nbs/06b_scale.ipynb #1fea3a6b
 def check_engine(engine:str) -> str:
     "`engine` ('local' or 'ray') checked; `InputError` naming the choices otherwise."
     if engine not in ENGINES: raise InputError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}", field="engine")
@@ -59,6 +62,7 @@ def is_secret(name:str, value:str) -> bool:
     from finrag.config import redact
     return bool(_SECRET_NAME.search(name) or (value and redact(value) != value))
 
+# %% ../nbs/06b_scale.ipynb #07a248dc
 def _worker_env(secrets_file:str|None=None) -> tuple[dict, dict]:
     """(what goes into Ray's runtime env, the secrets kept out of it): finrag's variables and the offline switches the
     workers need to read the same settings, models and cache — without keys, tokens, passwords or URLs with

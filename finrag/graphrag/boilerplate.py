@@ -36,6 +36,7 @@ def repeated_sentences(texts,               # one text per article
     df = Counter(s for t in texts for s in {_norm(x) for x in split_sentences(t) if len(x) > 20})
     return {s for s, n in df.items() if n >= min_docs}
 
+# %% ../../nbs/14_graphrag.boilerplate.ipynb #cfb33c40
 def is_boilerplate(sentence:str, repeated:set=frozenset()) -> bool:
     "Is `sentence` a disclosure/footer/bio (a `DISCLOSURE_PATTERNS` match) or one of the `repeated` sentences?"
     return bool(DISCLOSURE_PATTERNS.search(sentence.strip())) or _norm(sentence) in repeated
@@ -46,6 +47,7 @@ def shingles(text:str, n:int=5) -> set[int]:
     w = re.findall(r"\w+", text.lower())
     return {zlib.crc32(" ".join(w[i:i+n]).encode()) for i in range(max(1, len(w) - n + 1))} if w else set()
 
+# %% ../../nbs/14_graphrag.boilerplate.ipynb #e5d96f69
 def jaccard(a:set, b:set) -> float:
     "|a ∩ b| / |a ∪ b| (0 for two empty sets)."
     return len(a & b) / len(a | b) if a or b else 0.0

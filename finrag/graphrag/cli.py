@@ -17,10 +17,10 @@ from ..report import (enrichment_table, format_comparison, format_contexts, form
 __all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'REATTRIBUTED', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'enrich', 'ingest',
            'store_check', 'ask', 'demo_next_steps', 'demo', 'eval_questions', 'GraphOptions', 'eval_graphrag']
 
-# %% ../../nbs/19_graphrag.cli.ipynb #c19a0006
+# %% ../../nbs/19_graphrag.cli.ipynb #c19a0007
 graphrag_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P1: Graph-RAG over financial news.")
 
-# %% ../../nbs/19_graphrag.cli.ipynb #c19a0007
+# %% ../../nbs/19_graphrag.cli.ipynb #16972137
 graphrag_eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P1's evaluation commands (under `finrag eval`).")
 
 # %% ../../nbs/19_graphrag.cli.ipynb #f2a06790
@@ -67,11 +67,11 @@ def ingest(news_path:Path=typer.Argument(..., help="News file: FNSPID CSV (Date,
                 engine=run.to_engine())
     typer.echo(printable(r.load_summary)); typer.echo(printable(r.summary()))
 
-# %% ../../nbs/19_graphrag.cli.ipynb #22692603
+# %% ../../nbs/19_graphrag.cli.ipynb #d804b459
 store_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Inspect and repair a P1 store.")
 graphrag_app.add_typer(store_app, name="store")
 
-# %% ../../nbs/19_graphrag.cli.ipynb #d804b459
+# %% ../../nbs/19_graphrag.cli.ipynb #5c03b025
 @store_app.command("check")
 def store_check(store:Path=typer.Argument(..., help="A store built by `finrag ingest`."),
                 repair:bool=typer.Option(False, "--repair", help="Bring an interrupted or damaged store back to one consistent state."),
@@ -89,7 +89,7 @@ def store_check(store:Path=typer.Argument(..., help="A store built by `finrag in
         finally: s.close()
     if problems: raise typer.Exit(1)
 
-# %% ../../nbs/19_graphrag.cli.ipynb #c0f8a893
+# %% ../../nbs/19_graphrag.cli.ipynb #c0f8a894
 def _check_answer(r) -> dict:
     """Each sentence of `r.answer` checked against the chunk it cites (`verify_citations`) into `r.llm['verification']`
     (and `r.timings['verify']`). When the check cannot run — its judge's model fails its check
@@ -103,11 +103,10 @@ def _check_answer(r) -> dict:
     r.timings["verify"] = t["verify"]
     return r.llm["verification"]
 
-
-# %% ../../nbs/19_graphrag.cli.ipynb #c0f8a894
 REATTRIBUTED = ("  (re-attributed [a] → [b]: the sentence cited chunk a ([none]: it cited no chunk), which does not support it; "
                 "chunk b of the context does, so the sentence is credited to b. support: the judge's score in [0, 1])")
 
+# %% ../../nbs/19_graphrag.cli.ipynb #19a98d1f
 def _footer(r, explained:set|None=None) -> str:
     "`format_footer(r)` and, when the answer's citations were checked, their summary (`citation_summary`); the first re-attribution (per `explained`) gets the `REATTRIBUTED` legend."
     from finrag.graphrag.answer import citation_summary
@@ -169,18 +168,18 @@ def ask(question:str=typer.Argument(..., help="The question."),
         typer.echo(_footer(r))
     finally: rag.store.close()
 
-# %% ../../nbs/19_graphrag.cli.ipynb #9ef91f5b
+# %% ../../nbs/19_graphrag.cli.ipynb #7342b729
 DEMO_QUESTIONS = [
     "How does demand for Nvidia GPUs affect its suppliers and competitors?",
     "Which companies are exposed to weak iPhone demand in China, and how?",
     "How is Intel's foundry business affected by TSMC?",
 ]
 
-# %% ../../nbs/19_graphrag.cli.ipynb #51e201d0
+# %% ../../nbs/19_graphrag.cli.ipynb #ff1463a9
 DEMO_NOTE = ("The news sample (data/sample/news_sample.jsonl) is MADE UP: invented events about real companies, written to "
              "exercise the pipeline. Nothing in it, nor in the answers below, is real financial news.")
 
-# %% ../../nbs/19_graphrag.cli.ipynb #7342b729
+# %% ../../nbs/19_graphrag.cli.ipynb #bb87424c
 def demo_next_steps(root=None) -> str:
     "What `finrag demo` suggests next: the lessons, then real news fetched into the data root (`finrag data get fnspid-aapl`, when missing) and ingested from where `finrag data path` says it is."
     from finrag.download import SOURCES, data_root
@@ -254,6 +253,7 @@ class GraphOptions:
     article_expand:int = typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: [graphrag] article_expand).")
     lexical:float = typer.Option(None, help="Budgeted graph: candidates ranked by cosine + this × BM25 share (lexical_fusion; 0 = dense only; default: [graphrag] lexical).")
 
+# %% ../../nbs/19_graphrag.cli.ipynb #f9a7e9a9
 @graphrag_eval_app.command("graphrag")
 @options_command
 def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by `finrag ingest`."),

@@ -53,6 +53,8 @@ def _stratified_head(questions, n:int|None) -> set:
 
 # %% ../../nbs/18_graphrag.eval.ipynb #ff6dd189
 SYSTEMS = ("vector", "graph", "vector@graph", "paper", "vector@paper", "auto")
+
+# %% ../../nbs/18_graphrag.eval.ipynb #a1b70b63
 EXTRA_SYSTEMS = ("hybrid@graph",)   # on request only: vector ranked by `lexical_fusion` (weight: the graph's `lexical`, else 0.5) at the graph's budget
 
 # %% ../../nbs/18_graphrag.eval.ipynb #c3d831b0
@@ -105,6 +107,7 @@ class EvalConfig:
     verify_judge: object = None     # ... the judge (a `citation_judge` name, client or callable; None = `[graphrag] citation_judge`; engine 'ray': each worker's default)
     engine: object = "local"        # 'local' | 'ray' | a `finrag.scale.Engine` (cluster address, actors): on Ray the questions are spread over actors (`ray_map`)
 
+# %% ../../nbs/18_graphrag.eval.ipynb #060c45fb
 def _eval_configs(config, graph, overrides:dict) -> tuple:
     "(EvalConfig, GraphRAGSettings) with `overrides` applied: a name of `EvalConfig` goes to it, any other to the graph's settings."
     from finrag.config import with_overrides

@@ -22,6 +22,8 @@ __all__ = ['GRAPH_FORMAT', 'LADYBUG_SCHEMA', 'NEO4J_SCHEMA', 'Q_UPSERT_TICKERS',
 
 # %% ../../nbs/12_graphrag.graph.ipynb #357d8a9f
 GRAPH_FORMAT = "1"   # finrag's graph layout version, kept in the store's :Meta node; bump it when the schema changes
+
+# %% ../../nbs/12_graphrag.graph.ipynb #518382bd
 LADYBUG_SCHEMA = (
     "CREATE NODE TABLE IF NOT EXISTS Ticker(symbol STRING PRIMARY KEY, name STRING)",
     "CREATE NODE TABLE IF NOT EXISTS NewsChunk(id STRING PRIMARY KEY, text STRING, date STRING, source STRING, "
@@ -30,6 +32,8 @@ LADYBUG_SCHEMA = (
     "CREATE REL TABLE IF NOT EXISTS HAS_NEWS_CHUNK(FROM Ticker TO NewsChunk)",
     "CREATE REL TABLE IF NOT EXISTS INFLUENCES(FROM Ticker TO Ticker, intensity DOUBLE, n_chunks INT64)",
 )
+
+# %% ../../nbs/12_graphrag.graph.ipynb #19ff2b85
 NEO4J_SCHEMA = (
     "CREATE CONSTRAINT finrag_ticker_symbol IF NOT EXISTS FOR (t:Ticker) REQUIRE t.symbol IS UNIQUE",
     "CREATE CONSTRAINT finrag_chunk_id IF NOT EXISTS FOR (c:NewsChunk) REQUIRE c.id IS UNIQUE",
@@ -40,12 +44,18 @@ NEO4J_SCHEMA = (
 # writes: tickers, chunks, their links, INFLUENCES edges (MERGE: loading twice changes nothing)
 Q_UPSERT_TICKERS = ("UNWIND $rows AS row MERGE (t:Ticker {symbol: row.symbol}) SET t.name = row.name "
                     "RETURN count(*) AS n")
+
+# %% ../../nbs/12_graphrag.graph.ipynb #2733b74c
 Q_UPSERT_CHUNKS = ("UNWIND $rows AS row MERGE (c:NewsChunk {id: row.id}) "
                    "SET c.text = row.text, c.date = row.date, c.source = row.source, "
                    "c.pos = row.pos, c.neg = row.neg, c.neu = row.neu, c.intensity = row.intensity "
                    "RETURN count(*) AS n")
+
+# %% ../../nbs/12_graphrag.graph.ipynb #e09cdf0d
 Q_LINK_CHUNKS = ("UNWIND $rows AS row MATCH (t:Ticker {symbol: row.symbol}), (c:NewsChunk {id: row.chunk_id}) "
                  "MERGE (t)-[:HAS_NEWS_CHUNK]->(c) RETURN count(*) AS n")
+
+# %% ../../nbs/12_graphrag.graph.ipynb #a9aef3cb
 Q_UPSERT_INFLUENCES = ("UNWIND $rows AS row MATCH (a:Ticker {symbol: row.src}), (b:Ticker {symbol: row.dst}) "
                        "MERGE (a)-[r:INFLUENCES]->(b) SET r.intensity = row.intensity, r.n_chunks = row.n_chunks "
                        "RETURN count(*) AS n")
@@ -55,11 +65,17 @@ Q_UPSERT_INFLUENCES = ("UNWIND $rows AS row MATCH (a:Ticker {symbol: row.src}), 
 Q_NEIGHBOURS = ("MATCH (s:Ticker)-[r:INFLUENCES]->(n:Ticker) WHERE s.symbol IN $symbols AND r.intensity > $tau "
                 "RETURN s.symbol AS seed, n.symbol AS neighbour, r.intensity AS intensity, r.n_chunks AS n_chunks "
                 "ORDER BY seed, intensity DESC, neighbour")
+
+# %% ../../nbs/12_graphrag.graph.ipynb #2cdc63d4
 Q_CHUNKS_OF = ("MATCH (t:Ticker)-[:HAS_NEWS_CHUNK]->(c:NewsChunk) WHERE t.symbol IN $symbols "
                "RETURN t.symbol AS symbol, c.id AS chunk_id ORDER BY symbol, chunk_id")
+
+# %% ../../nbs/12_graphrag.graph.ipynb #b4591cd3
 Q_CHUNK_ROWS = ("MATCH (c:NewsChunk) WHERE c.id IN $ids "
                 "RETURN c.id AS id, c.text AS text, c.date AS date, c.source AS source, "
                 "c.pos AS pos, c.neg AS neg, c.neu AS neu, c.intensity AS intensity")
+
+# %% ../../nbs/12_graphrag.graph.ipynb #8b67679c
 Q_INFLUENCES = ("MATCH (s:Ticker)-[r:INFLUENCES]->(n:Ticker) WHERE r.intensity > $tau "
                 "RETURN s.symbol AS src, n.symbol AS dst, r.intensity AS intensity, r.n_chunks AS n_chunks "
                 "ORDER BY src, dst")
@@ -67,21 +83,43 @@ Q_INFLUENCES = ("MATCH (s:Ticker)-[r:INFLUENCES]->(n:Ticker) WHERE r.intensity >
 # %% ../../nbs/12_graphrag.graph.ipynb #e85392ee
 # counts, the layout stamp, the chunk ids
 Q_COUNT_TICKERS = "MATCH (t:Ticker) RETURN count(t) AS n"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #500f70fc
 Q_COUNT_CHUNKS = "MATCH (c:NewsChunk) RETURN count(c) AS n"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #940fed54
 Q_COUNT_HAS_NEWS_CHUNK = "MATCH (:Ticker)-[r:HAS_NEWS_CHUNK]->(:NewsChunk) RETURN count(r) AS n"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #87468086
 Q_COUNT_INFLUENCES = "MATCH (:Ticker)-[r:INFLUENCES]->(:Ticker) RETURN count(r) AS n"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #9a2489bd
 Q_META = "MATCH (m:Meta) RETURN m.key AS key, m.value AS value ORDER BY key"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #8c02a252
 Q_CHUNK_IDS = "MATCH (c:NewsChunk) RETURN c.id AS id ORDER BY id"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #b405566d
 Q_TICKER_SYMBOLS = "MATCH (t:Ticker) RETURN t.symbol AS symbol"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #b2e55a40
 Q_LINKS = "MATCH (t:Ticker)-[:HAS_NEWS_CHUNK]->(c:NewsChunk) RETURN t.symbol AS symbol, c.id AS chunk_id"
 
 # %% ../../nbs/12_graphrag.graph.ipynb #e9300574
 # deletes, pruning, the stamp's write; then every query by name
 Q_DELETE_CHUNKS = "UNWIND $ids AS i MATCH (c:NewsChunk {id: i}) DETACH DELETE c RETURN count(*) AS n"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #b52600c9
 Q_DELETE_INFLUENCES = ("UNWIND $rows AS row MATCH (a:Ticker {symbol: row.src})-[r:INFLUENCES]->(b:Ticker {symbol: row.dst}) "
                        "DELETE r RETURN count(*) AS n")
+
+# %% ../../nbs/12_graphrag.graph.ipynb #8e89437f
 Q_PRUNE_TICKERS = "MATCH (t:Ticker) WHERE NOT t.symbol IN $keep DETACH DELETE t RETURN count(*) AS n"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #76c2f30e
 Q_SET_META = "MERGE (m:Meta {key: $key}) SET m.value = $value"
+
+# %% ../../nbs/12_graphrag.graph.ipynb #a92a7cf8
 QUERIES = {k: v for k, v in globals().items() if k.startswith("Q_")}   # name -> Cypher text, for docs and tests
 
 # %% ../../nbs/12_graphrag.graph.ipynb #abd2051a
@@ -111,9 +149,15 @@ def _count(v):
     return int(n)
 
 TICKER_FIELDS = {"symbol": _key, "name": _opt_text}
+
+# %% ../../nbs/12_graphrag.graph.ipynb #605ccdc4
 CHUNK_FIELDS = {"id": _key, "text": _text, "date": _opt_text, "source": _opt_text,
                 "pos": _unit, "neg": _unit, "neu": _unit, "intensity": _unit}
+
+# %% ../../nbs/12_graphrag.graph.ipynb #26212147
 LINK_FIELDS = {"symbol": _key, "chunk_id": _key}
+
+# %% ../../nbs/12_graphrag.graph.ipynb #a70fc3ed
 INFLUENCE_FIELDS = {"src": _key, "dst": _key, "intensity": _unit, "n_chunks": _count}
 
 # %% ../../nbs/12_graphrag.graph.ipynb #980c740f
@@ -387,6 +431,8 @@ def synthetic_graph(n_tickers:int=60, n_chunks:int=1500, seed:int=0) -> dict:
         for dst in ment[1:]: agg.setdefault((ment[0], dst), []).append(c["intensity"])
     infl = [{"src": a, "dst": b, "intensity": round(sum(v)/len(v), 4), "n_chunks": len(v)} for (a, b), v in sorted(agg.items())]
     return {"tickers": tickers, "chunks": chunks, "links": links, "influences": infl}
+
+# %% ../../nbs/12_graphrag.graph.ipynb #cf28e26a
 def load_graph(g:GraphStore, data:dict):
     "Load `synthetic_graph`-shaped `data` into `g` (tickers, chunks, links, influences, in that order)."
     g.upsert_tickers(data["tickers"]); g.upsert_chunks(data["chunks"])

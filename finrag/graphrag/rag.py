@@ -27,6 +27,7 @@ class ContextItem:
     via: dict|None = None      # network evidence: {seed, neighbour, edge_intensity}
     doc_id: str|None = None    # the news item (article) the chunk comes from
 
+# %% ../../nbs/15_graphrag.rag.ipynb #28ac4abe
 @dataclass
 class RAGResult:
     "A retrieval (and optionally an answer) for one question in one mode ('vector' | 'graph'; 'auto' resolves to one of them)."
@@ -52,6 +53,7 @@ def chunk_tokens(text:str, chars_per_token:float=4.0) -> int:
     "Tokens of a chunk's text for the context budget: ceil(characters / `chars_per_token`) (≈ 4 for English BPE)."
     return max(1, math.ceil(len(text) / chars_per_token))
 
+# %% ../../nbs/15_graphrag.rag.ipynb #b2726d8f
 def fill_budget(items:list, max_chunks:int, max_tokens:int|None=None, tokens=None) -> list:
     "The first of `items` (in order) that fit `max_chunks` and `max_tokens` (`tokens(item)`); an item that would overflow the tokens is skipped, later smaller ones may still fit."
     tokens = tokens or (lambda c: chunk_tokens(c.text))
@@ -63,6 +65,7 @@ def fill_budget(items:list, max_chunks:int, max_tokens:int|None=None, tokens=Non
         out.append(c); used += n
     return out
 
+# %% ../../nbs/15_graphrag.rag.ipynb #edb88605
 def budget_of(res:RAGResult) -> tuple[int, int]:
     "(chunks, tokens) of `res`'s context: the budget to give another mode for an equal-budget comparison."
     return len(res.contexts), sum(chunk_tokens(c.text) for c in res.contexts)
@@ -148,8 +151,12 @@ RELATIONAL_CUES = re.compile(r"\b(affect(?:s|ed|ing)?|impact(?:s|ed)?|influenc\w
                              r"relationship|related|between|expos(?:ed|ure)|implications?|impl(?:y|ies)|spill\w*|"
                              r"suppliers?|competitors?|rivals?|peers?|partners?|customers?|ripple|knock-on|contagion|"
                              r"for each|compared? (?:to|with)|versus|vs\.?)\b", re.I)
+
+# %% ../../nbs/15_graphrag.rag.ipynb #e46ac919
 OPEN_CUES = re.compile(r"\b(which|besides|alongside|other|rivals?|competitors?|peers?|holdings?|holders?|shareholders?|"
                        r"stocks|companies|names|giants|megacaps?|chipmakers?|banks)\b", re.I)
+
+# %% ../../nbs/15_graphrag.rag.ipynb #fe5285d9
 def is_open_question(question:str) -> bool:
     "A question about relations or about companies it does not name: a relational cue or an open cue ('which', 'other', 'stocks', 'chipmakers' …)."
     return bool(RELATIONAL_CUES.search(question) or OPEN_CUES.search(question))

@@ -15,6 +15,8 @@ __all__ = ['RAGAS_LLM_METRICS', 'RAGAS_OFFLINE_METRICS', 'ragas_embeddings', 'ra
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 RAGAS_LLM_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+
+# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #bf6a865a
 RAGAS_OFFLINE_METRICS = ("non_llm_context_recall", "non_llm_context_precision", "string_similarity")
 
 # %% ../../nbs/17_graphrag.ragas_adapter.ipynb #1ac9fac1

@@ -30,6 +30,7 @@ def article_subjects(rows:list[dict]) -> dict[str, str|None]:
         subj[d] = min(c, key=lambda t: (-c[t], first[d][t])) if c else None
     return subj
 
+# %% ../../nbs/13a_graphrag.store.ipynb #d1bc7be5
 def chunk_source(row:dict, subject:str|None) -> str|None:
     "The source ticker of a chunk: the article subject if the chunk mentions it, else the chunk's most-mentioned ticker."
     tc = row["ticker_counts"]
@@ -38,6 +39,7 @@ def chunk_source(row:dict, subject:str|None) -> str|None:
     order = {t: i for i, t in enumerate(row["tickers"])}
     return min(tc, key=lambda t: (-tc[t], order.get(t, 1e9)))
 
+# %% ../../nbs/13a_graphrag.store.ipynb #5b0ecb67
 def influence_edges(rows:list[dict]) -> list[dict]:
     "INFLUENCES edges `{src, dst, intensity, n_chunks}` from chunk rows (`doc_id, position, tickers, ticker_counts, intensity`)."
     subj, acc = article_subjects(rows), defaultdict(list)
@@ -49,6 +51,8 @@ def influence_edges(rows:list[dict]) -> list[dict]:
 
 # %% ../../nbs/13a_graphrag.store.ipynb #1b196fa9
 STORE_FORMAT = 1
+
+# %% ../../nbs/13a_graphrag.store.ipynb #298f10c0
 VECTOR_FILES = ("chunks.jsonl", "embeddings.npy")   # written as `<name>.new`, then renamed in this order
 
 def _graph_backend() -> str:

@@ -15,10 +15,10 @@ from ..report import answer_record, answer_report, printable
 # %% auto #0
 __all__ = ['hierarchical_app', 'answer']
 
-# %% ../../nbs/28_hierarchical.cli.ipynb #c28a0006
+# %% ../../nbs/28_hierarchical.cli.ipynb #959fb71e
 hierarchical_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P2: the hierarchical reranker, end to end.")
 
-# %% ../../nbs/28_hierarchical.cli.ipynb #959fb71e
+# %% ../../nbs/28_hierarchical.cli.ipynb #d33b1038
 @hierarchical_app.command()
 def answer(question:str=typer.Argument(..., help="The question."),
            data:Path=typer.Option(..., "--data", help="BEIR folder whose corpus.jsonl is answered from."),

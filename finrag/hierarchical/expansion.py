@@ -39,6 +39,7 @@ def default_tokenizer():
 # %% ../../nbs/22_hierarchical.expansion.ipynb #29c32433
 COUNT_SLICE_CHARS = 100_000   # count_tokens reads a longer text in slices of about this many characters (bounded memory)
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #982612a5
 def _count(text:str, tok) -> int:
     if type(tok).__module__.startswith("tokenizers"): return len(tok.encode(text, add_special_tokens=False).ids)
     if hasattr(tok, "convert_tokens_to_ids"): return len(tok(text, add_special_tokens=False, verbose=False)["input_ids"])
@@ -131,6 +132,7 @@ def keywords_fallback(query:str,                   # the raw query
 KEYWORD_SCHEMA = {"type": "object", "properties": {"keywords": {"type": "array", "items": {"type": "string", "maxLength": 40},
                   "minItems": 1, "maxItems": 4}}, "required": ["keywords"]}
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #54fb8914
 KEYWORD_PROMPT = """Give 1 to 4 search keywords for this question about company filings.
 Rules:
 - use words of the question where possible;
@@ -139,6 +141,7 @@ Rules:
 - do not include years.
 Question: {query}"""
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #bf5f0848
 def extract_keywords(query:str,
                      llm=None,                     # an `LLMClient`-like object; None = `get_llm()`
                      use_llm:bool=True,            # False = the rule-based fallback only
@@ -155,6 +158,7 @@ def extract_keywords(query:str,
     report_add(report, "keywords.fallback")
     return keywords_fallback(query, idf, glossary, k)
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #87bab2ca
 def append_keywords(query:str, keywords:list[str]) -> str:
     "`'<query>\\n\\n<kw1, kw2>'` (cv-lee/FinanceRAG's format); the query alone when there are none."
     return f"{query}\n\n{', '.join(keywords)}" if keywords else query
@@ -163,6 +167,7 @@ def append_keywords(query:str, keywords:list[str]) -> str:
 PARAPHRASE_PROMPT = """Rewrite the question below in {n} different ways. Keep its meaning, and keep every figure, name and year.
 Question: {query}"""
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #b467a7e3
 def paraphrase(query:str, n:int=3, llm=None, report:PreRetrievalReport|None=None) -> list[str]:
     "Up to `n` paraphrases of `query` from the LLM; `[query]` when none is usable (counted `paraphrases.fallback`)."
     schema = {"type": "object", "properties": {"paraphrases": {"type": "array", "items": {"type": "string"},
@@ -181,6 +186,7 @@ def paraphrase(query:str, n:int=3, llm=None, report:PreRetrievalReport|None=None
 HYDE_PROMPT = """Write a short passage from a company's annual report (10-K) that answers the question below. State the figures the answer needs.
 Question: {query}"""
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #cea06ab8
 def hyde(query:str, llm=None, max_tokens:int=160, report:PreRetrievalReport|None=None) -> str:
     "A hypothetical answering passage for `query` (HyDE, Gao et al. 2022); `query` itself on failure (counted `hyde.fallback`)."
     text = _llm_text(default_llm(llm), [{"role": "user", "content": HYDE_PROMPT.format(query=query)}], "hyde", report, max_tokens)
@@ -198,6 +204,7 @@ def figures(text:str) -> list[str]:
         if (len(f) > 1 or "." in f) and f not in out: out.append(f)
     return out
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #d1ce9164
 def figure_coverage(original:str, summary:str) -> float:
     "Share of the original's `figures` found in the summary (1.0 when the original has none)."
     orig = figures(original)
@@ -221,6 +228,7 @@ SUMMARY_PROMPT = ("Summarize this part of a financial document in at most {words
                   "exactly as written and say what each one refers to. " +
                   FENCE_RULE.format(item="part", kind="DOCUMENT", id="N", source="the filing").replace("{", "{{").replace("}", "}}") + "\n\n{text}")
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #920affbb
 def summarize_long(doc:str,                        # the document text
                    max_tokens:int=512,             # summary budget (tokens), shared by the pieces
                    threshold_tokens:int=8192,      # only documents longer than this are summarised

@@ -304,6 +304,7 @@ def evidence_scores(question:str,          # the user's question (raw, as typed)
 # %% ../../nbs/25_hierarchical.longcontext.ipynb #5f0d400c
 ABSTAIN_MIN_DOCS = 87   # the smallest development corpus abstain_below was measured on (FinQA's 87 contexts): z scores grow with the corpus
 
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #799dde34
 @dataclass
 class Evidence:
     "Whether the retrieved documents answer a question (`check_evidence`): the score, the cut and the document it came from."
@@ -323,6 +324,7 @@ class Evidence:
 # %% ../../nbs/25_hierarchical.longcontext.ipynb #876de2a6
 EVIDENCE_SCORES = ("stage1_top", "cosine_top1", "cosine_max", "term_coverage")
 
+# %% ../../nbs/25_hierarchical.longcontext.ipynb #851cc352
 def check_evidence(question:str,        # the user's question
                    ids:list,            # the retrieved top k, best first
                    docs:list,           # their corpus entries (raw text), same order

@@ -18,7 +18,7 @@ __all__ = ['PreRetrievalReport', 'report_add', 'fmt_decimal', 'normalize_units',
            'word_counts', 'english_words', 'TypoCorrector', 'normalize_text', 'split_table_row', 'is_separator_row',
            'table_to_records', 'tables_to_json']
 
-# %% ../../nbs/21_hierarchical.normalize.ipynb #482958a4
+# %% ../../nbs/21_hierarchical.normalize.ipynb #d1f0b05e
 @dataclass
 class PreRetrievalReport:
     "Counts of one pre-retrieval run (`counts['step.event']`), the LLM client's counters over the run, and seconds per step."
@@ -41,7 +41,7 @@ class PreRetrievalReport:
         if self.timings: lines.append("seconds: " + ", ".join(f"{k}={v:.2f}" for k, v in self.timings.items()))
         return "\n".join(lines)
 
-# %% ../../nbs/21_hierarchical.normalize.ipynb #d1f0b05e
+# %% ../../nbs/21_hierarchical.normalize.ipynb #1a61b874
 def report_add(report, key, n=1):
     "`report.add(key, n)` when a `PreRetrievalReport` is given; None counts nothing."
     if report is not None: report.add(key, n)
@@ -239,7 +239,7 @@ def get_glossary(path=None) -> Glossary:
     if not p.exists(): raise InputError("glossary not found", path=p)
     return _glossary(str(p), p.stat().st_mtime)
 
-# %% ../../nbs/21_hierarchical.normalize.ipynb #50b935d3
+# %% ../../nbs/21_hierarchical.normalize.ipynb #2c7064c2
 _WORD_RE = re.compile(r"(?<![\w&/'’-])[A-Za-z]+(?![\w&/'’-])")
 _TOKENS = re.compile(r"[a-z][a-z'’-]*[a-z]|[a-z]")
 
@@ -249,7 +249,7 @@ def word_counts(texts) -> Counter:
     for t in texts: c.update(w for w in re.findall(r"[a-z]+", str(t).lower()))
     return c
 
-# %% ../../nbs/21_hierarchical.normalize.ipynb #2c7064c2
+# %% ../../nbs/21_hierarchical.normalize.ipynb #d1858422
 @lru_cache(maxsize=1)
 def english_words() -> frozenset:
     "The 82,765 words of SymSpell's English frequency dictionary (shipped in `symspellpy`)."
@@ -319,7 +319,7 @@ def normalize_text(text:str,                         # a query or a document
     if abbreviations: text = (glossary or get_glossary()).expand(text, report)
     return text.lower() if lowercase else text
 
-# %% ../../nbs/21_hierarchical.normalize.ipynb #cab44915
+# %% ../../nbs/21_hierarchical.normalize.ipynb #8aacae43
 _SEP_CELL = re.compile(r"\s*:?-{2,}:?\s*")
 _CELL_NUM = re.compile(r"[-(]?\s*[$€£¥]?\s*-?\(?\d[\d,]*(?:\.\d+)?\)?\s*%?")
 
@@ -334,7 +334,7 @@ def split_table_row(line:str, markdown:bool) -> list[str]:
         if s.endswith("|") and not s.endswith("\\|"): s = s[:-1]
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", s)]
 
-# %% ../../nbs/21_hierarchical.normalize.ipynb #8aacae43
+# %% ../../nbs/21_hierarchical.normalize.ipynb #34f276c3
 def is_separator_row(cells:list[str]) -> bool:
     "A Markdown header separator: every cell is dashes with optional alignment colons (`---`, `:---:`)."
     cells = [c for c in cells if c.strip()]

@@ -30,12 +30,14 @@ __all__ = ['STAGE_SCORER_BUILDERS', 'AUTO_POWER', 'JUDGE_SCHEMA', 'JUDGE_PROMPT'
 STAGE_SCORER_BUILDERS: dict = {}   # name, or a family 'prefix:' -> (builder(n, o) -> a `Scorer`, its usage as typed): the scorers `make_scorer` builds
 AUTO_POWER = 1.0   # `zsum:auto`: a member's z-score weight = (its pseudo MRR@10 / the best member's) ** AUTO_POWER
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #48f8c38c
 def register_stage_scorer(name:str,        # the name (`--stage1`, `--stage2`, `[hierarchical] stage1/stage2`); ending in ':' a family whose names carry a parameter
                           builder,         # builder(n, o) -> a `finrag.hierarchical.rerank.Scorer`; `n` the name as typed, `o` the options of `make_scorer`
                           usage:str|None=None): # how the name is typed (e.g. 'zsum:<bm25 weight>'); None = `name`
     "Register (or replace) a P2 stage scorer by name, as `finrag.retrieval.register_method` registers a method."
     STAGE_SCORER_BUILDERS[name] = (builder, usage or name)
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #421f4a0a
 def stage_scorer_names() -> tuple:
     "The registered stage-scorer names as typed (families with their parameter)."
     return tuple(u for _, u in STAGE_SCORER_BUILDERS.values())
@@ -46,6 +48,7 @@ def finetuned_ce_dir() -> Path:
     from finrag.models import shipped_model_dir
     return shipped_model_dir("ce")
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #66d760e4
 def load_ce_scorer(path, min_best:float|None=None) -> CrossEncoderScorer:
     """A `CrossEncoderScorer` of a trained cross-encoder folder: ONNX Runtime when it holds only `model.onnx` (an export of
     `finrag.train.export_onnx`, verified first: `finrag.model_files.verify_model_folder`), else sentence-transformers; its
@@ -217,6 +220,7 @@ def query(self:HierarchicalRetriever, text:str) -> str:
     "The query after the pre-retrieval steps (unchanged when pre-retrieval is off)."
     return text if self.pre is None else self.pre.query(text)
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #84a7c764
 @patch
 def rank(self:HierarchicalRetriever, query:str, excluded=(), scores:bool=False) -> list:
     "[(doc id, stage)] best first: the cascade's top `final_k`, then the rest of stage 1's survivors (stage=1), by `Cascade(backfill=True)`; with `scores`, [(doc id, score, stage)] (each stage's own scale)."
@@ -236,6 +240,7 @@ def rank(self:HierarchicalRetriever, query:str, excluded=(), scores:bool=False) 
         self.query_stats[self.n_queries] = {k: sum(d[k] for d in deltas) for k in USAGE_KEYS}
     return r if scores else [(d, st) for d, _, st in r]
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #c032178f
 @patch
 def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
     "{qid: {doc id: rank-based score}} of `rank`, cut to `k` (see above)."
@@ -245,6 +250,7 @@ def search(self:HierarchicalRetriever, queries:dict, k:int=100, excluded:dict|No
         run[q] = {d: float(len(r) - i) for i, (d, _) in enumerate(r)}
     return run
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #408a14cd
 @patch
 def stage_seconds(self:HierarchicalRetriever) -> dict:
     "Mean seconds per query of each query-time step that ran (pre-retrieval of the query, stage 1, stage 2)."
@@ -313,6 +319,7 @@ def numeric_answer(text:str) -> float|None:
     m = re.fullmatch(r"([-+]?\d+(?:\.\d+)?)\s*(?:usd|eur|gbp|jpy|percent|%|x|times)?", t, re.I)
     return float(m.group(1)) if m else None
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #f9e066b3
 def numeric_match(pred:str, gold:float, rel_tol:float=0.01) -> bool:
     "Whether some number of `pred` is within `rel_tol` of `gold`, also after a 10^±3/6/9 rescale (millions vs units) or a sign flip."
     for m in _NUMERIC.finditer(normalize_units(str(pred or "")).replace(",", "")):
@@ -324,12 +331,14 @@ def numeric_match(pred:str, gold:float, rel_tol:float=0.01) -> bool:
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #870829b9
 JUDGE_SCHEMA = {"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"]}
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #6e7ccd41
 JUDGE_PROMPT = """Question: {question}
 Reference answer: {gold}
 Candidate answer: {pred}
 
 Does the candidate answer say the same as the reference answer (same facts and figures; wording may differ)? Reply in JSON with "correct" (true or false)."""
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #6310ac40
 def judge_answer(question:str, gold:str, pred:str, llm) -> bool|None:
     "The LLM as judge of a prose answer: True/False, None when its reply does not parse; 'unknown' is never correct."
     if not str(pred or "").strip() or str(pred).strip().lower() == UNKNOWN: return False

@@ -54,7 +54,7 @@ class PreRetrievalConfig:
         return cls(lowercase=False, units=False, abbreviations=False, typos=False, keywords=False, paraphrases=0,
                    hyde=False, tables=False, summaries=False, use_llm=False)
 
-# %% ../../nbs/23_hierarchical.preretrieval.ipynb #d568030a
+# %% ../../nbs/23_hierarchical.preretrieval.ipynb #b23cc4ac
 def preprocess_document(text:str, cfg:PreRetrievalConfig, llm=None, glossary:Glossary|None=None,
                         tokenizer=None, report:PreRetrievalReport|None=None) -> str:
     "One document through the document steps of `cfg` (tables, summaries, units, abbreviations, lower-case)."
@@ -63,7 +63,7 @@ def preprocess_document(text:str, cfg:PreRetrievalConfig, llm=None, glossary:Glo
         text = summarize_long(text, cfg.summary_max_tokens, cfg.summary_threshold_tokens, llm=llm, tokenizer=tokenizer, report=report)
     return normalize_text(text, cfg.lowercase, cfg.units, cfg.abbreviations, glossary, None, report)
 
-# %% ../../nbs/23_hierarchical.preretrieval.ipynb #b23cc4ac
+# %% ../../nbs/23_hierarchical.preretrieval.ipynb #f6baa238
 def preprocess_query(query:str, cfg:PreRetrievalConfig, llm=None, glossary:Glossary|None=None,
                      corrector:TypoCorrector|None=None, idf:dict|None=None, report:PreRetrievalReport|None=None) -> str:
     "One query through the query steps of `cfg` (typos, keywords, paraphrases, HyDE, units, abbreviations, lower-case)."

@@ -16,8 +16,11 @@ __all__ = ['PSEUDO_N', 'PSEUDO_WORDS', 'PSEUDO_VERSION', 'pseudo_queries', 'pseu
 
 # %% ../../nbs/24a_hierarchical.pseudo.ipynb #ea67ad79
 PSEUDO_N = 200          # pseudo-queries per corpus (`pseudo_queries`)
+
+# %% ../../nbs/24a_hierarchical.pseudo.ipynb #2b74be55
 PSEUDO_WORDS = (8, 25)  # a pseudo-query's length in words: spans shorter are skipped, longer cut to the first 25 words
 
+# %% ../../nbs/24a_hierarchical.pseudo.ipynb #2dfd32e7
 def _spans(text:str, lo:int, hi:int) -> list:
     "[(the text held out, the query)] of one document: sentences of >= `lo` words, table rows (`|` cells joined) of >= `lo` − 2 words with a 3-letter word; the query is the span's first `hi` words."
     out = []
@@ -78,6 +81,7 @@ def pseudo_accuracy(scorers:list,            # member scorers built on the corpu
                 out[i].append(1/rank if rank <= k else 0.0)
     return np.array(out, dtype=np.float64).reshape(len(scorers), -1)
 
+# %% ../../nbs/24a_hierarchical.pseudo.ipynb #8c2ac971
 def pseudo_weights(accuracy,           # (k,) a member accuracy each (e.g. pseudo MRR@10)
                    power:float=1.0) -> np.ndarray:
     "(k,) z-score weights (accuracy / best accuracy) ** power: the best member 1, a member at half its accuracy 0.5 ** power; all 1 when every accuracy is 0."
@@ -88,6 +92,7 @@ def pseudo_weights(accuracy,           # (k,) a member accuracy each (e.g. pseud
 # %% ../../nbs/24a_hierarchical.pseudo.ipynb #69eeac41
 PSEUDO_VERSION = 1   # bump when `pseudo_queries` / `pseudo_accuracy` change: the cached estimates are then measured anew
 
+# %% ../../nbs/24a_hierarchical.pseudo.ipynb #5832a9cb
 def corpus_pseudo_accuracy(scorers:list, raw:dict, views:list|None=None, query_fn=None,
                            n:int=PSEUDO_N, seed:int=0, k:int=10,
                            cache_key:str="",       # what else the members depend on (their corpora, model ids)

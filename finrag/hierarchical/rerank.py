@@ -180,6 +180,7 @@ class MaxSimScorer:
 # %% ../../nbs/24_hierarchical.rerank.ipynb #39d702d5
 PAPER_RERANKERS = ("jinaai/jina-reranker-v3", "jinaai/jina-reranker-v2-base-multilingual", "BAAI/bge-reranker-v2-m3")
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #48f95cac
 def load_cross_encoder(model:str,            # a local folder or a hub id (see `PAPER_RERANKERS`)
                        max_length:int|None=None, # tokens per (query, doc) pair; None = the model's
                        num_labels:int|None=None, # 1 to add a fresh one-logit head to a plain encoder
@@ -228,8 +229,10 @@ class CrossEncoderScorer:
 # %% ../../nbs/24_hierarchical.rerank.ipynb #41b40d99
 QWEN3_RERANKER_SYSTEM = RELEVANCE_SYSTEM
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #3193fdba
 DEFAULT_INSTRUCTION = "Given a financial question, judge whether the document contains the information needed to answer it"
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #5176d98b
 class LLMYesNoScorer:
     "Qwen3-Reranker-style pointwise judge: P(yes) of the first answer token (`finrag.relevance.relevance_many`), one cached LLM call per document, `concurrency` at once."
     name = "llm-yesno"
@@ -268,6 +271,7 @@ def minmax(s:np.ndarray) -> np.ndarray:
 # %% ../../nbs/24_hierarchical.rerank.ipynb #5f5f06a7
 FUSIONS = ("rrf", "interp")
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #e1dfd628
 def fuse_scores(prev:np.ndarray,         # (n,) the previous stage's scores of the pool
                 new:np.ndarray,          # (n,) this stage's scores of the same pool
                 fusion:str="rrf",        # 'rrf' (rank fusion) | 'interp' (weighted min-max interpolation)
@@ -356,6 +360,7 @@ def rank(self:Cascade, query:str, candidates:dict) -> list:
     self.n_queries += 1
     return [(d, float(v), st) for d, v in zip(ids, prev if prev is not None else [])] + tail
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #e78d3248
 @patch
 def rerank(self:Cascade, query:str, candidates:dict) -> list:
     "[(doc id, score), ...] of `rank`; with `backfill` the scores are rank-based (n − rank), since stages differ in scale."
@@ -382,6 +387,7 @@ def run(self:Cascade, ds:BeirDataset, candidates_run:dict|None=None, query_ids=N
         run[q] = dict(self.rerank(ds.queries[q], {d: doc(d) for d in pool if d not in ex}))
     return run
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #8f0dac43
 @patch
 def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
     "`Retriever` protocol over the whole `corpus` given at construction: the cascade's top `k` per query."
@@ -389,6 +395,7 @@ def search(self:Cascade, queries:dict, k:int=100, excluded:dict|None=None) -> di
     ds = BeirDataset("search", self.corpus, queries, {})
     return {q: dict(list(h.items())[:k]) for q, h in self.run(ds, excluded=excluded).items()}
 
+# %% ../../nbs/24_hierarchical.rerank.ipynb #8f50e356
 @patch
 def stage_seconds(self:Cascade) -> dict:
     "Mean seconds per query of each stage that ran (`stage1`, `stage2`, …) since the last `reset`."

@@ -131,6 +131,7 @@ class _Builder:
 # %% ../../nbs/33_lattice.build.ipynb #6a5da4d3
 MAX_SHARE = 0.9   # an LLM partition whose largest cluster holds more than this share of the items is unusable
 
+# %% ../../nbs/33_lattice.build.ipynb #cfcb4f8a
 def n_clusters(n:int, M:int, max_leaf_docs:int) -> int:
     "Clusters to ask for when splitting n documents: enough for leaf-sized children, at most M, at least 2."
     return max(2, min(M, math.ceil(n / max_leaf_docs)))
@@ -174,6 +175,7 @@ def cost_options(self:_Builder) -> dict:
     return dict(M=self.M, max_leaf=self.max_leaf, max_depth=self.max_depth, llm_depth=self.llm_depth, summarizer=self.summarizer,
                 partitioner=self.partitioner, part_ctx=self.part_ctx, skew="zipf", fallback=FALLBACK_RATE)
 
+# %% ../../nbs/33_lattice.build.ipynb #a6e7966a
 @patch
 def top_down(self:_Builder, idx:list, depth:int=0, summary:dict|None=None) -> SemanticNode:
     "The subtree over documents `idx` (indices into the corpus order), built by recursive splitting."
@@ -232,6 +234,7 @@ def bottom_up(self:_Builder) -> SemanticNode:
     groups = [g.tolist() for g in self.group(self.emb, self.max_leaf)]
     return self.stack_levels([self.leaf_parent(g) for g in groups], groups)
 
+# %% ../../nbs/33_lattice.build.ipynb #dbfa0df4
 @patch
 def hybrid(self:_Builder) -> SemanticNode:
     n = len(self.ids)
@@ -266,10 +269,13 @@ def _deviations(b:_Builder) -> list[str]:
 # %% ../../nbs/33_lattice.build.ipynb #ace5c92d
 STRATEGIES = ("top-down", "bottom-up", "hybrid")
 
+# %% ../../nbs/33_lattice.build.ipynb #8032ce1c
 BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs", "partition_tokens", "llm_depth")
 
+# %% ../../nbs/33_lattice.build.ipynb #e5537ae3
 BUILD_KNOBS = {"context_tokens": None, "max_depth": 8, "seed": 0}   # build options that are not settings: the LLM's window (None: `[models] llm_ctx`), no split below this depth, the k-means seed
 
+# %% ../../nbs/33_lattice.build.ipynb #1da8c61a
 def build_options(config:LatticeSettings|None=None, # None = `get_settings().lattice`
                   where:str="build_tree",           # who asks, for the error
                   **given                           # options of `build_tree`: `BUILD_OPTIONS` and `BUILD_KNOBS` (None: not given)
@@ -341,6 +347,7 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
 # %% ../../nbs/33_lattice.build.ipynb #b8528837
 FALLBACK_RATE = 0.3   # share of LLM partitions that were unusable (→ k-means): 3 of 10 on the SciFact slice, 3 of 8 on FinanceBench (README, P3)
 
+# %% ../../nbs/33_lattice.build.ipynb #1e76d0cd
 def partition_sizes(n, k:int, skew:str="zipf") -> list:
     "Cluster sizes the estimate assumes for a partition of `n` documents into `k`: 'even' (k-means; integers as the builder's contiguous split) or 'zipf' (∝ 1/rank: the 1.5B's partitions are uneven, e.g. 1000 → 182, 40, 23, 11 … documents)."
     if skew == "even":

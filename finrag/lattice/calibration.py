@@ -29,7 +29,7 @@ def gmm_threshold(scores,        # 1-D scores
     if not inside.any(): return 0.0
     return float(grid[inside][np.argmin(pdf[inside])])
 
-# %% ../../nbs/35_lattice.calibration.ipynb #b3cc2f32
+# %% ../../nbs/35_lattice.calibration.ipynb #0d948231
 def sample_calibration_leaves(scores,                  # calibrated scores of the scored leaves, best first
                               k:int,                   # how many references (num_leaf_calib)
                               rng:np.random.Generator

@@ -31,6 +31,7 @@ class BuildOptions:
     max_leaf_docs:int = typer.Option(None, help="A node with at most this many documents gets them as leaves; default: [lattice] max_leaf_docs (10).")
     llm_depth:int = typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound); 0 = every level, the paper; default: [lattice] llm_depth.")
 
+# %% ../../nbs/38_lattice.cli.ipynb #bbb1b66a
 @lattice_app.command("build")
 @options_command
 def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl (queries.jsonl, qrels/<split>.tsv for --limit)."),
@@ -112,6 +113,7 @@ def lattice_add(tree:Path=typer.Option(..., "--tree", help="The tree file to gro
         path = t.save(out or tree)
     typer.echo(_update_line("added", path, t.stats["updates"][-1], t.stats))
 
+# %% ../../nbs/38_lattice.cli.ipynb #7c04a668
 @lattice_app.command("remove")
 def lattice_remove(tree:Path=typer.Option(..., "--tree", help="The tree file to shrink."),
                    ids:str=typer.Option(None, "--ids", help="Document ids to remove, comma-separated."),

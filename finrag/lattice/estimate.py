@@ -16,6 +16,8 @@ __all__ = ['LLM_SPEEDS', 'DEFAULT_SPEED', 'estimate_build']
 
 # %% ../../nbs/33c_lattice.estimate.ipynb #647fee16
 LLM_SPEEDS = {"qwen2.5-coder-1.5b": (28.0, 10.0), "qwen2.5-coder-0.5b": (60.0, 20.0), "smollm2-135m-instruct": (300.0, 40.0)}
+
+# %% ../../nbs/33c_lattice.estimate.ipynb #b908a38b
 DEFAULT_SPEED = (25.0, 8.0)   # (prompt, decode) tokens/s assumed for an unknown model
 
 # %% ../../nbs/33c_lattice.estimate.ipynb #7059e5ce

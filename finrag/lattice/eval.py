@@ -33,12 +33,12 @@ def lattice_eval(ds:BeirDataset, retriever, qids) -> tuple[dict, dict, dict]:
     r = eval_retrieval(ds.subset(qids), retriever, k=(10,), recall_k=(100,))
     return {k: round(r.metrics[k], 4) for k in METRICS}, r.run, cost_summary(retriever)
 
-# %% ../../nbs/37_lattice.eval.ipynb #9498ef69
+# %% ../../nbs/37_lattice.eval.ipynb #1b9942cb
 TREE_FIELDS = ("strategy", "n_docs", "model", "summarizer", "doc_summarizer", "partitioner", "depth", "n_internal", "branching",
                "leaf_slate_size", "llm", "seconds", "summaries", "summary_fallbacks", "partition_llm", "partition_fallbacks",
                "partition_kmeans", "items_repaired", "deviations")
 
-# %% ../../nbs/37_lattice.eval.ipynb #1b9942cb
+# %% ../../nbs/37_lattice.eval.ipynb #40fb775f
 def tree_stats(tree) -> dict:
     "{field: value} of `TREE_FIELDS` from a `SemanticTree`'s build `stats` (None where not recorded)."
     return {x: tree.stats.get(x) for x in TREE_FIELDS}

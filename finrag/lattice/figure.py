@@ -85,8 +85,11 @@ def run_failed(m:dict|None) -> bool:
 
 # %% ../../nbs/37b_lattice.figure.ipynb #f3a00013
 P3_CORPORA = {"scifact": "SciFact slice", "financebench": "FinanceBench"}
+
+# %% ../../nbs/37b_lattice.figure.ipynb #54ae964c
 FAILED_NOTE = "empty run (recall@100 = 0)"
 
+# %% ../../nbs/37b_lattice.figure.ipynb #8bf0d24f
 def p3_table(env:dict,                 # the P3 headline envelope (results/p3_ce.json: reporting halves) or a P3 experiment's own (p3_lattice)
              llm_env:dict|None=None    # a P3 experiment's own envelope: its LLM-scored LATTICE, on the queries it ran
             ) -> pd.DataFrame:

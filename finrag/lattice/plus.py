@@ -18,6 +18,7 @@ from ..retrieval import HybridRetriever
 
 FUSIONS = ("rrf", "z")   # weighted reciprocal-rank fusion | weighted sum of standard scores (P2's `zsum`)
 
+# %% ../../nbs/36b_lattice.plus.ipynb #9cff137f
 def fuse_runs(runs:list,          # runs {qid: {doc id: score}}, each ranked by its own scores
               fusion:str="rrf",   # 'rrf' | 'z' (`FUSIONS`)
               weights=None,       # one weight per run; None = all 1; a run of weight 0 adds no documents
@@ -42,6 +43,7 @@ def fuse_runs(runs:list,          # runs {qid: {doc id: score}}, each ranked by 
         out[q] = dict(sorted(acc.items(), key=lambda x: -x[1]))
     return out
 
+# %% ../../nbs/36b_lattice.plus.ipynb #515f0fe5
 class LatticeFusion(HybridRetriever):
     "LATTICE++: weighted fusion (`fuse_runs`) of a `LatticeRetriever`'s leaf ranking with cheap retrievers (default BM25 + dense); LLM cost in `query_stats`."
     name = "lattice++"

@@ -43,6 +43,7 @@ class SlateScorer(Protocol):
     "What LATTICE's search asks of a slate scorer: `scorer(query, descs, leaf)` → `SlateScores` with one score per description (leaf: the slate holds documents). Optional hooks: `SLATE_HOOKS`."
     def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores: ...
 
+# %% ../../nbs/34_lattice.scorers.ipynb #8c554b60
 SLATE_HOOKS = {   # the optional attributes of a `SlateScorer` the search reads, and what it does without them
     "name": "a label in reports; picks the per-query token budget ([lattice] pointwise_tokens / hybrid_tokens) [no budget]",
     "score_many": "(query, [(descs, leaf), ...]) -> [SlateScores]: a step's slates in one batch [one call per slate]",
@@ -53,6 +54,7 @@ SLATE_HOOKS = {   # the optional attributes of a `SlateScorer` the search reads,
     "upper": "the scorer a routed one falls back to once the token budget is spent [none: the search stops]",
 }
 
+# %% ../../nbs/34_lattice.scorers.ipynb #81582545
 def slate_hook(scorer, name:str):
     "The hook `name` of `scorer` (`SLATE_HOOKS`), None when it has none; `InputError` for a name that is not a hook."
     if name not in SLATE_HOOKS: raise InputError(f"{name!r} is not a slate-scorer hook: one of {', '.join(SLATE_HOOKS)}", field="hook")

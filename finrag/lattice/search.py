@@ -225,6 +225,7 @@ def step(self:LatticeSearch) -> bool:
     self.frontier = [int(i) for i in cand[np.lexsort((cand, -self.path[cand]))][: self.beam]]
     return True
 
+# %% ../../nbs/36_lattice.search.ipynb #72155ca5
 @patch
 def within_budget(self:LatticeSearch, jobs:list) -> list:
     """The step's slates [(node, items, leaf slate?, scorer)] that fit `run`'s token budget, in beam order (best first).
@@ -249,7 +250,6 @@ def within_budget(self:LatticeSearch, jobs:list) -> list:
         spent += c; out.append((b, items, leafy, sc))
     return out
 
-
 # %% ../../nbs/36_lattice.search.ipynb #293e0cc5
 @patch
 def run(self:LatticeSearch, iterations:int,
@@ -270,6 +270,7 @@ def stopped_early(self:LatticeSearch) -> bool:
     "Whether the search ended before judging what it would have: the token budget spent, a failed slate, or no leaf scored."
     return bool(self.budget_spent or self.counts["failed_slates"] or not (self.scored & self.leaf & ~self.masked).any())
 
+# %% ../../nbs/36_lattice.search.ipynb #fdce5908
 @patch
 def ranking(self:LatticeSearch, k:int|None=None) -> list[tuple[str, float]]:
     """The scored, unmasked leaves as (doc id, (1−α)·path(parent) + α·calibrated), best first (ties: judged first, then preorder);
@@ -297,6 +298,7 @@ def stats(self:LatticeSearch) -> dict:
             "leaves_scored": int((self.scored & self.leaf & ~self.masked).sum()), "budget_spent": bool(self.budget_spent),
             "leaves_unjudged": unjudged, "seconds": {k: round(v, 3) for k, v in self.t.items()}}
 
+# %% ../../nbs/36_lattice.search.ipynb #95686bf6
 @patch
 def notes(self:LatticeSearch) -> list[str]:
     "Why the search stopped early and what its ranking holds (empty when it finished): the budget, failed slates, leaves ranked unjudged."

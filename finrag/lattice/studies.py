@@ -28,14 +28,14 @@ def lattice_slice(ds:BeirDataset,   # a dataset with qrels (e.g. `finrag.dataset
     sl.name = f"{ds.name}-slice{len(sl.corpus)}"
     return sl
 
-# %% ../../nbs/37c_lattice.studies.ipynb #e1a0976b
+# %% ../../nbs/37c_lattice.studies.ipynb #7c9d44ec
 def fusion_grid() -> list:
     "The LATTICE++ candidates (fusion, rrf_k, (w_lattice, w_bm25, w_dense)): the members alone first (so a tie keeps the simpler), then weighted fusions."
     ws = [w for w in itertools.product((0, 0.25, 0.5, 1, 2), (0, 0.5, 1), (0, 0.5, 1)) if any(w)]
     ws.sort(key=lambda w: (sum(x > 0 for x in w), w))
     return [("rrf", k, w) for k in (60, 30, 10) for w in ws] + [("z", 60, w) for w in ws]
 
-# %% ../../nbs/37c_lattice.studies.ipynb #7c9d44ec
+# %% ../../nbs/37c_lattice.studies.ipynb #c0106086
 def fusion_label(f:str, k, w) -> str:
     "A candidate as text: 'rrf k=60 w=1,0.5,0' | 'z w=…'."
     return (f"rrf k={k}" if f == "rrf" else "z") + " w=" + ",".join(f"{x:g}" for x in w)
@@ -71,7 +71,7 @@ def cached_lattice_runs(folder,          # the cache folder (created), e.g. <cac
             print(f"    {label} {q}: {st['wall']:.1f} s, {st['calls']} calls ({st['cache_hits']} cached), {st['prompt_tokens']} prompt tokens", flush=True)
     return {q: done[q] for q in qids}
 
-# %% ../../nbs/37c_lattice.studies.ipynb #57c0c50d
+# %% ../../nbs/37c_lattice.studies.ipynb #195774de
 HYBRID_DEVIATIONS = [
     "LLM-free trees (k-means partitions, extractive summaries): seconds to build, not the paper's LLM-built tree",
     "hybrid routing: slates of nodes covering more than llm_docs documents scored by MiniLM cosine on member titles/summaries (no LLM); "
@@ -81,10 +81,10 @@ HYBRID_DEVIATIONS = [
     "the LLM is good on small deep slates), not chosen on dev; LATTICE++ (hybrid) uses the fusion chosen on dev with the embedding LATTICE",
     "SciFact: a 1,000-abstract slice (gold of the first slice_queries judged train queries + seeded distractors)"]
 
-# %% ../../nbs/37c_lattice.studies.ipynb #195774de
+# %% ../../nbs/37c_lattice.studies.ipynb #e21fdff7
 HYBRID_BASELINES = ("bm25", "dense", "hybrid rrf", "hybrid z")
 
-# %% ../../nbs/37c_lattice.studies.ipynb #ff65fc11
+# %% ../../nbs/37c_lattice.studies.ipynb #e2117811
 def _baseline_runs(ds, allq:dict) -> tuple[dict, dict]:
     "({method: run}, {method: s/query}) of BM25, dense and their RRF / z-score hybrids (P2's zsum stage 1) over `allq`."
     from finrag.retrieval import BM25Retriever, DenseRetriever
@@ -97,7 +97,6 @@ def _baseline_runs(ds, allq:dict) -> tuple[dict, dict]:
     for m in ("hybrid rrf", "hybrid z"): secs[m] = secs["bm25"] + secs["dense"]
     return runs, secs
 
-# %% ../../nbs/37c_lattice.studies.ipynb #2f568bfd
 def _study_table(pq:dict, secs:dict, calls:dict, qids, names) -> dict:
     "{'methods': {name: mean_ci}, 'paired': {'best baseline', '<m> - dense', '<m> - <best baseline>'}} over `qids`."
     t = {m: mean_ci(pq[m], qids, seconds=secs.get(m), calls=calls.get(m, 0.0)) for m in names}
@@ -109,7 +108,6 @@ def _study_table(pq:dict, secs:dict, calls:dict, qids, names) -> dict:
         cmp[f"{m} - {best_base}"] = paired_diff(pq[m], pq[best_base], qids)
     return {"methods": t, "paired": cmp}
 
-# %% ../../nbs/37c_lattice.studies.ipynb #e2117811
 def _hybrid_llm_run(tree, allq, lq, cfg, llm, budget, slate_tokens, folder, progress) -> tuple:
     "(label, run, s/query, LLM calls/query, record) of LATTICE with hybrid routing (settings `cfg`) on the test queries `lq`, cached."
     from finrag.lattice.search import LatticeRetriever
@@ -202,11 +200,13 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     R["seconds_total"] = round(time.perf_counter() - t_all, 1)
     return R
 
-# %% ../../nbs/37c_lattice.studies.ipynb #4f7cae0f
+# %% ../../nbs/37c_lattice.studies.ipynb #3c4d8ba0
 GROW_BUILD = dict(strategy="top-down", partitioner="kmeans", summarizer="extractive", doc_summarizer="extractive")
+
+# %% ../../nbs/37c_lattice.studies.ipynb #58fbcee6
 GROW_SEARCH = dict(desc="titles", beam=4)   # the embedding LATTICE chosen in results/p3_hybrid.json (member titles, beam 4)
 
-# %% ../../nbs/37c_lattice.studies.ipynb #3c4d8ba0
+# %% ../../nbs/37c_lattice.studies.ipynb #997b1a3e
 def lattice_ndcg_per_query(tree, ds:BeirDataset, scorer, beam:int|None=None) -> tuple[dict, dict, float]:
     "({qid: nDCG@10}, {qid: recall@100}, seconds per query) of LATTICE search over `tree` with `scorer` (and `beam`; None = `[lattice] beam`) on the queries of `ds` (`evaluate`)."
     from finrag.lattice.search import LatticeRetriever

@@ -20,6 +20,7 @@ __all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'squash', 'clean_summary', 'first
 # %% ../../nbs/32_lattice.summaries.ipynb #956cc0e4
 SUMMARY_LEVELS = ("topic", "short", "sentence")   # coarsest first
 
+# %% ../../nbs/32_lattice.summaries.ipynb #b8edb386
 SUMMARY_SCHEMA = {"type": "object", "properties": {
     "topic": {"type": "string", "maxLength": 40},      # 1-2 words
     "short": {"type": "string", "maxLength": 100},     # at most 10 words
@@ -33,6 +34,7 @@ def squash(s) -> str:
     "`str(s)` with each run of whitespace made one space, stripped."
     return re.sub(r"\s+", " ", str(s)).strip()
 
+# %% ../../nbs/32_lattice.summaries.ipynb #97099489
 def clean_summary(data) -> dict|None:
     "A parsed LLM summary as {'topic','short','sentence'} (whitespace squashed, over-long fields cut to 3/12/60 words); None if a field is missing or empty."
     if not isinstance(data, dict): return None
@@ -93,6 +95,7 @@ class LLMUsage:
         return add_usage(self, r)
     def as_dict(self) -> dict: return dict(vars(self))
 
+# %% ../../nbs/32_lattice.summaries.ipynb #9e71f32a
 def llm_call_failure(e:Exception) -> str|None:
     "'refused' for an LLMError with HTTP 400/413/422 (prompt over the context, schema not compiled), 'timeouts' for a timed-out call, else None."
     import openai
@@ -100,6 +103,7 @@ def llm_call_failure(e:Exception) -> str|None:
     if isinstance(getattr(e, "__cause__", None), openai.APITimeoutError): return "timeouts"
     return None
 
+# %% ../../nbs/32_lattice.summaries.ipynb #1d5266da
 def ask_counted(llm, messages:list, schema:dict, usage:LLMUsage, max_tokens:int):
     "`llm.json(...)` counted in `usage`; None (counted as `refused` / `timeouts`) when the server refused or timed out; other `LLMError`s raise."
     from finrag.core import LLMError
@@ -116,6 +120,7 @@ def title_and_text(doc) -> tuple[str, str]:
     if isinstance(doc, str): return "", doc
     return squash(doc.get("title") or ""), str(doc.get("text") or "")
 
+# %% ../../nbs/32_lattice.summaries.ipynb #09f1b955
 def _summary_messages(title:str, text:str, max_chars:int) -> list[dict]:
     body = fence((f"Title: {title}\n" if title else "") + f"Text: {squash(text)[:max_chars]}", 1, "DOCUMENT")   # untrusted text, fenced
     return [{"role": "system", "content": "You summarise documents for a topic index. " + FENCE_RULE.format(item="document", kind="DOCUMENT", id="N", source="the corpus")},

@@ -16,6 +16,7 @@ __all__ = ['MAX_TREE_DEPTH', 'TREE_FORMAT', 'TREE_VERSION', 'SemanticNode', 'tre
 # %% ../../nbs/31_lattice.tree.ipynb #d1a6f0be
 MAX_TREE_DEPTH = 100   # deeper trees are rejected on load (built trees have depth ≲ 10; the released ones too)
 
+# %% ../../nbs/31_lattice.tree.ipynb #3fdc3218
 @dataclass
 class SemanticNode:
     "A node of the semantic tree: an internal node's `desc` summarises its subtree; a leaf is one document (`doc_id`)."
@@ -97,8 +98,10 @@ def tree_stats(root:SemanticNode) -> dict:
 # %% ../../nbs/31_lattice.tree.ipynb #c2f9601b
 TREE_FORMAT = "finrag-lattice-tree"
 
+# %% ../../nbs/31_lattice.tree.ipynb #4ffaed83
 TREE_VERSION = 1   # bumped when the file layout changes; other versions are refused on load
 
+# %% ../../nbs/31_lattice.tree.ipynb #5283e301
 @dataclass
 class SemanticTree:
     "A LATTICE semantic tree (`root`) with its build statistics (`stats`: shape, strategy, model, LLM calls, tokens, seconds, fallbacks)."

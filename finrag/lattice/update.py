@@ -57,8 +57,11 @@ def _depths(root:SemanticNode) -> dict:
     return out
 
 GROW_ROUTES = ("centroid", "descriptions")   # `add_documents(route=…)`; the default is `[lattice] grow_route`
+
+# %% ../../nbs/33b_lattice.update.ipynb #29dcff0f
 GROW_SPLITS = ("sibling", "child")           # `add_documents(split=…)`; the default is `[lattice] grow_split`
 
+# %% ../../nbs/33b_lattice.update.ipynb #882108c6
 UPDATE_OPTIONS = {   # the options of `add_documents` and `remove_documents` (None or absent: the default named here)
     "summarizer": "internal-node summaries 'llm' | 'extractive'; None = the tree's",
     "doc_summarizer": "the new leaves' summaries; None = the tree's",
