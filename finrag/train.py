@@ -433,7 +433,7 @@ def export_onnx(model_dir,               # a trained cross-encoder or sentence-t
     if w is None: raise ModelUnavailableError(f"{src}: no model.safetensors / pytorch_model.bin to export")
     rec = src/"finrag_train.json"
     if rec.exists() and (want := _read_json(rec, "training record").get("weights_sha256")) and _digest(w) != want:
-        raise InputError(f"SHA-256 is not the one finrag_train.json records (changed since training): retrain or restore the model", w)
+        raise InputError("SHA-256 is not the one finrag_train.json records (changed since training): retrain or restore the model", w)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out/"finrag_onnx.json").exists())):
         raise InputError("exists and is not a finrag ONNX export: give a new or empty folder", out)
     out.parent.mkdir(parents=True, exist_ok=True)

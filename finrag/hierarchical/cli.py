@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 import typer
 from ..core import FinragError
-from ..cli_options import options_command
 from ..config import check_range
 from ..report import answer_record, answer_report, printable
 
