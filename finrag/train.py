@@ -28,8 +28,6 @@ TRAIN_SOURCES = {   # name -> (path under the data root, what it is, licence)
     "financial-qa-10k": ("financial_qa_10k/financial_qa_10k.csv",
                          "Financial-QA-10K: 6,790 question-passage pairs from 2023 10-Ks of 68 companies", "no licence stated"),
 }
-
-# %% ../nbs/06c_train.ipynb #a8e5d7bf
 def qa_pairs_to_beir(csv_path,                  # CSV with columns question, context (others ignored)
                      name:str|None=None,
                      strict:bool=False) -> BeirDataset:   # True: the first row with an empty value is an error
@@ -137,8 +135,6 @@ def machine() -> dict:
     return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
             "torch": v("torch"), "sentence_transformers": v("sentence-transformers"), "onnxruntime": v("onnxruntime"),
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
-
-# %% ../nbs/06c_train.ipynb #d1f2efec
 def source_rows(sources,              # names (see `training_source`) or {name: BeirDataset}
                 root=None,
                 queries:int|dict|None=None, # training queries per source at most (seeded sample); a dict per source; None = all
@@ -223,14 +219,8 @@ class TrainRecipe:
         r = {f.name: getattr(self, f.name) for f in fields(self)} | {"sources": list(self.sources)}
         return {k: r[k] for k in ("sources", "queries", "base_model", "n_neg", "depth", "relative_margin", "window", "max_length", "epochs",
                                   "lr", "batch_size", "warmup_ratio", "seed", "loss") if not (k == "window" and self.loss == "mnrl")}
-
-# %% ../nbs/06c_train.ipynb #6ee85008
 CROSS_ENCODER_RECIPE = TrainRecipe("bce")                                    # the recipe data/models/ce-minilm-fin-int8 was trained with (its finrag_train.json)
-
-# %% ../nbs/06c_train.ipynb #664baa75
 BI_ENCODER_RECIPE = TrainRecipe("mnrl", n_neg=1, window=None, max_length=256, lr=2e-5, batch_size=32)
-
-# %% ../nbs/06c_train.ipynb #6be003ee
 def _recipe(recipe, default, sources, overrides:dict, where:str) -> TrainRecipe:
     from finrag.config import with_overrides
     return with_overrides(recipe or default, {"sources": sources} | overrides, where)
@@ -404,8 +394,6 @@ QUANTIZE = {   # export_onnx's int8 modes: onnxruntime dynamic quantisation of t
     "int8-per-channel": {"per_channel": True},        # one scale per output channel
     "int8-keep-ends": {"per_channel": True, "ends": True},  # per channel, the embedding lookups and the last layer's MatMuls kept fp32
 }
-
-# %% ../nbs/06c_train.ipynb #e70cd534
 def _quantize(fp32:Path, out:Path, mode:str):
     from onnxruntime.quantization import QuantType, quantize_dynamic
     opt = dict(QUANTIZE[mode])

@@ -179,8 +179,6 @@ def ask(store, question:str, mode:str="graph", tau:float|None=None, use_llm:bool
 # %% ../../nbs/15b_graphrag.answer.ipynb #011d8aa2
 SUPPORT_INSTRUCTION = ("Given a sentence of an answer, judge whether the document supports what the sentence says. " +
                        FENCE_RULE.format(item="answer sentence", kind="ANSWER", id="1", source="an answer"))
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #d097a52f
 def support_query(claim:str) -> str:
     "The answer sentence as the P(yes) support judge reads it: on one line, defused and fenced as untrusted data (`finrag.core.fence`, kind ANSWER); `SUPPORT_INSTRUCTION`, outside the fence, says so."
     return fence(" ".join(str(claim).split()), 1, "ANSWER")
@@ -238,14 +236,8 @@ def support_overlap(claim:str,               # one answer sentence, citations re
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #c0a51e02
 NEGATORS = ("not", "no", "never", "none", "nothing", "neither", "nor", "without", "cannot")   # and every word ending in n't
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #51fa9faa
 NEGATING_VERBS = ("decline", "refuse", "fail")   # ... to <verb>: "declined to comment" negates "comment"
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #3b4d6398
 STOPPING_VERBS = ("stop", "cease", "quit")       # ... <verb>ing: "stopped reporting" negates "reporting"
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #1d709dc3
 DIRECTION_WORDS = {   # {group: (words of one direction, words of the other)}, stemmed when read
     "change": ("rise rose risen increase grow grew grown gain climb jump surge soar rally raise boost lift hike higher improve "
                "strengthen beat exceed outperform upgrade expand accelerate above up",
@@ -253,14 +245,8 @@ DIRECTION_WORDS = {   # {group: (words of one direction, words of the other)}, s
                "lower cut reduce slash trim weaken worsen deteriorate miss downgrade contract slow decelerate underperform below down"),
     "course": ("expand extend renew deepen sign launch start begin",
                "end terminate cancel scrap exit collapse abandon halt suspend stop")}
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #b6040592
 NEGATION_SCOPE = 3       # content words after a negator that it negates
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #0b6d0642
 DIRECTION_WINDOW = 4     # content words either side of a direction word that say what changed
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #e53f55a5
 COMPANY_LABELS = ("STOCK_TICKER", "INVESTMENT_BANK")   # the `finrag.ner` labels the entity check reads
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #4f6649d0
@@ -363,8 +349,6 @@ def consistency_conflicts(claim:str,   # one answer sentence, citations removed 
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #65f0e0f9
 CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm")   # the candidates measured in bench/p1_citation_judges.py
-
-# %% ../../nbs/15b_graphrag.answer.ipynb #8c40e7a9
 def citation_judge(judge=None):
     """(name, fn) of a citation judge, fn(claim, texts) -> [support in [0, 1]] per text: `judge` a name of
     `CITATION_JUDGES` (default `[graphrag] citation_judge`) — 'lexical' (`support_overlap`), 'lexical+figures' (the same,
