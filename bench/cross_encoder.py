@@ -141,17 +141,19 @@ def compare_models(a):
                     store.setdefault(f"{tag}:{cfg}", {})[name] = measure(part, label, build, base/res["models"][tag]["sha256"][:12])
         for lab in ("bm25", "dense"):
             report.setdefault(lab, {})[name] = measure(rp, lab, lab, base/"any")
-    sc_ch = {c: {n: per_query(v) for n, v in per.items()} for c, per in choose.items()}
-    sc_rp = {c: {n: per_query(v) for n, v in per.items()} for c, per in report.items()}
-    chosen, dec = choose_default(sc_ch, {c: v for c, v in sc_rp.items() if c in sc_ch}, "shipped:interp@20", n_resamples=a.resamples)
-    res["decision"] = {"metric": "ndcg@10", "incumbent": "shipped:interp@20", "candidate": dec["candidate"], "chosen": chosen, "verdict": dec["verdict"]}
-    res["choose_ndcg@10"] = {c: {**{n: round(float(np.mean(list(v.values()))), 4) for n, v in per.items()}, "macro": dec["choose_macro"][c]} for c, per in sc_ch.items()}
-    res["report_ndcg@10"] = {"means": {c: {n: round(float(np.mean(list(v.values()))), 4) for n, v in per.items()} for c, per in sc_rp.items()},
-                             "ms_per_query": {c: {n: v["ms_per_query"] for n, v in per.items()} for c, per in report.items()}}
-    for c in sc_ch:
-        if c == "stage1": continue
-        for b in ("stage1", "shipped:interp@20"):
-            if c != b: res["report_ndcg@10"][f"{c}-{b}"] = {k: (rnd(v) if isinstance(v, dict) else v) for k, v in report_vs(sc_rp, c, b, n_resamples=a.resamples).items()}
+    for metric in ("ndcg@10", "ndcg@20"):      # the decision by nDCG@10 (as the incumbent's, results/train_cross_encoder.json); P2's own metric beside it
+        sc_ch = {c: {n: per_query(v, metric) for n, v in per.items()} for c, per in choose.items()}
+        sc_rp = {c: {n: per_query(v, metric) for n, v in per.items()} for c, per in report.items()}
+        chosen, dec = choose_default(sc_ch, {c: v for c, v in sc_rp.items() if c in sc_ch}, "shipped:interp@20", n_resamples=a.resamples)
+        if metric == "ndcg@10":
+            res["decision"] = {"metric": metric, "incumbent": "shipped:interp@20", "candidate": dec["candidate"], "chosen": chosen, "verdict": dec["verdict"]}
+        res[f"choose_{metric}"] = {c: {**{n: round(float(np.mean(list(v.values()))), 4) for n, v in per.items()}, "macro": dec["choose_macro"][c]} for c, per in sc_ch.items()}
+        res[f"report_{metric}"] = {"means": {c: {n: round(float(np.mean(list(v.values()))), 4) for n, v in per.items()} for c, per in sc_rp.items()},
+                                   "ms_per_query": {c: {n: v["ms_per_query"] for n, v in per.items()} for c, per in report.items()}}
+        for c in sc_ch:
+            if c == "stage1": continue
+            for b in ("stage1", "shipped:interp@20"):
+                if c != b: res[f"report_{metric}"][f"{c}-{b}"] = {k: (rnd(v) if isinstance(v, dict) else v) for k, v in report_vs(sc_rp, c, b, n_resamples=a.resamples).items()}
     print(json.dumps(res["decision"], indent=1), flush=True)
     record(Path(a.out).stem, res, vars(a), n=res["datasets"], folder=Path(a.out).parent, seconds=time.perf_counter() - T0, loadavg_start=LOAD0)
     print(f"wrote {a.out}")

@@ -59,6 +59,47 @@ def p1_headline() -> str:
     return "\n".join(out) + "\n"
 
 
+def p1_paper() -> str:
+    "The paper's P1 claims beside finrag's graph − vector differences: n, the paired bootstrap 95 % CI and Wilcoxon's p (nbs/experiments/p1_eval.ipynb; retrieval alone: bench/graphrag.py)."
+    import numpy as np
+    from finrag.graphrag.eval import PAPER_P1 as P
+    from finrag.stats import paired_bootstrap_ci
+    r = result("p1_eval")
+    rows, pairs = r["rows"], {(x["stratum"], x["metric"]): x for x in r["pairs"]["graph vs vector"]}
+    def ours(metric, stratum):
+        by = {m: {x["question_id"]: x[metric] for x in rows if x["mode"] == m and (stratum == "all" or x["type"] == stratum)
+                  and x.get(metric) is not None and x[metric] == x[metric]} for m in ("graph", "vector")}
+        qs = sorted(set(by["graph"]) & set(by["vector"]))
+        if len(qs) < 2: return f"n = {len(qs)}: too few to say", ""
+        g, v = [by["graph"][q] for q in qs], [by["vector"][q] for q in qs]
+        d, pv = paired_bootstrap_ci(g, v), pairs[stratum, metric]["p"]
+        rel = f"{100*d['mean_diff']/np.mean(v):+.1f} %, " if np.mean(v) else ""
+        return f"{rel}{d['mean_diff']:+.3f} {ci(d['ci_low'], d['ci_high'], sign=True)}", f"{len(qs)} | {pv:.2g}"
+    out = ["| claim (graph vs vector top-5) | paper | finrag: Δ graph − vector [paired 95 % CI] | n | Wilcoxon p |", "|---|---|---|---|---|"]
+    claims = (("entity recall (context), all", "context_entity_recall", "all", f"{P['entity_recall_gain_pct']:+.1f} %, p {P['entity_recall_p']}"),
+              ("answer relevancy (RAGAS), all", "answer_relevancy", "all", f"{P['answer_relevancy_gain_pct']:+.1f} %"),
+              ("answer relevancy (RAGAS), relational", "answer_relevancy", "relational", f"{P['answer_relevancy_gain_relational_pct']:+.1f} %"),
+              ("context precision (RAGAS), direct", "context_precision", "direct", f"{P['context_precision_gain_direct_pct']:+.1f} %"),
+              ("context recall (RAGAS), direct", "context_recall", "direct", f"{P['context_recall_gain_direct_pct']:+.1f} %"),
+              ("semantic similarity, all", "semantic_similarity", "all", f"{P['semantic_similarity_delta']:+.3f} (d = {P['semantic_similarity_cohens_d']})"))
+    for name, metric, stratum, paper in claims:
+        a, b = ours(metric, stratum)
+        out.append(f"| {name} | {paper} | {a} | {b or ' | '} |")
+    L = {x["mode"]: x for x in r["latency"] if x["stratum"] == "all"}
+    pm, ps = P["latency_mean_s"], P["latency_std_s"]
+    out.append(f"| end-to-end latency, mean graph / vector (s) | {pm['graph']:.2f} / {pm['vector']:.2f} ({100*(pm['graph']/pm['vector'] - 1):+.1f} %) | "
+               f"{L['graph']['mean']:.1f} / {L['vector']['mean']:.1f} ({100*(L['graph']['mean']/L['vector']['mean'] - 1):+.1f} %) | {L['graph']['n']} | "
+               f"{pairs['all', 'latency_s']['p']:.2g} |")
+    out.append(f"| end-to-end latency, σ graph / vector (s) | {ps['graph']:.2f} / {ps['vector']:.2f} ({100*(ps['graph']/ps['vector'] - 1):+.0f} %) | "
+               f"{L['graph']['std']:.1f} / {L['vector']['std']:.1f} ({100*(L['graph']['std']/L['vector']['std'] - 1):+.0f} %) | {L['graph']['n']} | |")
+    sp = result("p1_speed").get("latency_ladybugdb", {})
+    if "mean_ms" in sp.get("graph", {}):
+        cell = lambda m: f"{sp[m]['mean_ms']:.1f} ± {sp[m]['std_ms']:.1f}"
+        out.append(f"| retrieval alone (no LLM), mean ± σ ms: graph / vector / paper 2-hop / hybrid@graph | — | {cell('graph')} / {cell('vector')}"
+                   + (f" / {cell('paper')}" if "paper" in sp else "") + (f" / {cell('hybrid@graph')}" if "hybrid@graph" in sp else "") + f" | {sp['n']} | |")
+    return "\n".join(out) + "\n"
+
+
 def p2_headline() -> str:
     "P2 on the reporting halves: stage 1 (the default), the trained cross-encoder as stage 2, the best single retriever."
     r = result("train_cross_encoder")
@@ -178,6 +219,33 @@ def p2_ce_report() -> str:
         d = rep[f"{m}-stage1"]
         cell = lambda x: f"{x['mean_diff']:+.3f} {ci(x['ci_low'], x['ci_high'], sign=True)}".replace("+-", "-")
         out.append(f"| {m} | " + " | ".join(cell(d[c]) for c in corpora + ["pooled"]) + f" | {'passes' if rule_verdict(d)['replaces'] else 'no'} | {'passes' if d['passes'] else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
+def p2_ce_study() -> str:
+    "The cross-encoder study (issue 51): each trained model alone and as stage 2 (pool 20, 50) against stage 1 and the shipped model, reporting halves, paired (bench/cross_encoder.py --compare)."
+    r = result("train_cross_encoder_study")
+    models, dec = r["models"], r["decision"]
+    out = ["| model | loss | training queries | pairs | epochs | lr | seconds | pairs/s | training loss | int8 MB |", "|---" * 10 + "|"]
+    for tag, m in models.items():
+        rc = m["recipe"]; nq = sum(v["queries"] for v in (m.get("sources") or {}).values())
+        out.append(f"| {tag} | {rc.get('loss', 'bce')} | {nq:,} | {m['n_examples']:,} | {rc['epochs']} | {rc['lr']:g} | {m['seconds']:,.0f} | "
+                   f"{m['examples_per_s']} | {m['train_loss']:.4f} | {m['bytes']/1e6:.1f} |")
+    for metric in ("ndcg@10", "ndcg@20"):
+        rep = r[f"report_{metric}"]; corpora = list(rep["means"]["stage1"])
+        n = {c: rep["shipped:interp@20-stage1"][c]["n"] for c in corpora + ["pooled"]}
+        cell = lambda x: f"{x['mean_diff']:+.3f} {ci(x['ci_low'], x['ci_high'], sign=True)}"
+        out += ["", f"| {metric.replace('ndcg', 'nDCG')}, reporting halves, − stage 1 [paired 95 % CI] | "
+                + " | ".join(f"{c} (n = {n[c]})" for c in corpora) + f" | pooled (n = {n['pooled']}) |", "|---" * (len(corpora) + 2) + "|"]
+        out.append("| stage 1 (mean) | " + " | ".join(f"{rep['means']['stage1'][c]:.3f}" for c in corpora) + " | |")
+        for c in [k for k in rep["means"] if ":" in k]:
+            name = f"**{c}** (the default)" if c == dec["chosen"] else c
+            out.append(f"| {name} | " + " | ".join(cell(rep[f'{c}-stage1'][k]) for k in corpora + ["pooled"]) + " |")
+    v = dec["verdict"]
+    out += ["", f"Decision (`finrag.protocol.choose_default`, nDCG@10): the best on the choosing halves is **{dec['candidate']}**; "
+            + (f"it replaces **{dec['incumbent']}**" if dec["chosen"] != dec["incumbent"] else f"**{dec['incumbent']}** stays")
+            + (f" (pooled gain {v['pooled'][0]:+.4f} [{v['pooled'][1]:+.4f}, {v['pooled'][2]:+.4f}], n = {v['pooled'][3]}; significant losses: "
+               f"{', '.join(v['significant_losses']) or 'none'}; mean drops > 0.01: {', '.join(v['mean_drops']) or 'none'})." if "pooled" in v else ".")]
     return "\n".join(out) + "\n"
 
 
@@ -547,10 +615,12 @@ RENDERERS = {   # block name -> renderer, by paper
     "p1-answers": p1_answers,
     "p1-cross-entity": p1_cross_entity,
     "p1-headline": p1_headline,
+    "p1-paper": p1_paper,
     "p1-retrieval": p1_retrieval,
     "p1-speed": p1_speed,
     "p2-bi-encoder": p2_bi_encoder,
     "p2-ce-report": p2_ce_report,
+    "p2-ce-study": p2_ce_study,
     "p2-financerag": p2_financerag,
     "p2-fusion-choice": p2_fusion_choice,
     "p2-headline": p2_headline,
