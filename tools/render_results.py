@@ -244,7 +244,7 @@ def p2_ce_study() -> str:
     v = dec["verdict"]
     out += ["", f"Decision (`finrag.protocol.choose_default`, nDCG@10): the best on the choosing halves is **{dec['candidate']}**; "
             + (f"it replaces **{dec['incumbent']}**" if dec["chosen"] != dec["incumbent"] else f"**{dec['incumbent']}** stays")
-            + (f" (pooled gain {v['pooled'][0]:+.4f} [{v['pooled'][1]:+.4f}, {v['pooled'][2]:+.4f}], n = {v['pooled'][3]}; significant losses: "
+            + (f" (its gain over {dec['incumbent']} on the reporting halves, pooled: {v['pooled'][0]:+.4f} [{v['pooled'][1]:+.4f}, {v['pooled'][2]:+.4f}], n = {v['pooled'][3]}; significant losses: "
                f"{', '.join(v['significant_losses']) or 'none'}; mean drops > 0.01: {', '.join(v['mean_drops']) or 'none'})." if "pooled" in v else ".")]
     return "\n".join(out) + "\n"
 
