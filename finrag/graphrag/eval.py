@@ -379,7 +379,8 @@ def tau_ablation(store, questions:list[Question], taus) -> list[dict]:
 
 # %% ../../nbs/18_graphrag.eval.ipynb #e96c2482
 PAPER_P1 = {"entity_recall_gain_pct": 6.4, "entity_recall_p": "< 0.001", "answer_relevancy_gain_pct": 11.7,
-            "answer_relevancy_gain_relational_pct": 16.1, "semantic_similarity_delta": 0.001, "semantic_similarity_cohens_d": 0.078,
+            "answer_relevancy_gain_relational_pct": 16.1, "context_precision_gain_direct_pct": 8.6, "context_recall_gain_direct_pct": -11.9,
+            "semantic_similarity_delta": 0.001, "semantic_similarity_cohens_d": 0.078,
             "latency_mean_s": {"graph": 9.03, "vector": 7.37}, "latency_std_s": {"graph": 0.96, "vector": 4.82},
             "tau_grid": [0.3, 0.5, 0.7], "tau_best": 0.5, "tau_production": 0.7,
             "questions": {"direct": 30, "relational": 70}, "articles": 255, "chunks": 1477, "entities": 59}
