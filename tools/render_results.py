@@ -249,6 +249,24 @@ def p2_ce_study() -> str:
     return "\n".join(out) + "\n"
 
 
+def p2_int8_embedder() -> str:
+    "int8 exports of the packaged MiniLM against fp32: dense nDCG@10 per corpus on both halves and ingest chunks/s in one run (bench/bi_encoder.py --int8-modes)."
+    r = result("int8_embedder")
+    c, sp = r["int8_choice"], r["ingest_embedding_speed"]
+    modes = list(c["choose_dense_ndcg@10_minus_fp32"]); corpora = list(c["choose_dense_ndcg@10_minus_fp32"][modes[0]])
+    out = ["| embedder | MB | ingest chunks/s | " + " | ".join(f"{k}: choosing / reporting" for k in corpora) + " | qualifies (≥ −0.005 on every choosing half) |",
+           "|---" * (len(corpora) + 4) + "|",
+           f"| MiniLM fp32 (default) | — | {sp['minilm_texts_per_s']} | " + " | ".join("0 / 0" for _ in corpora) + " | — |"]
+    for m in modes:
+        ch, rp = c["choose_dense_ndcg@10_minus_fp32"][m], (c["report_dense_ndcg@10_minus_fp32"][m] or {}).get("diff", {})
+        name = f"**MiniLM {m}** (chosen)" if c["chosen"] == m else f"MiniLM {m}"
+        out.append(f"| {name} | {r['int8_bytes'][f'minilm-{m}']/1e6:.1f} | {sp[f'minilm-{m}_texts_per_s']} | "
+                   + " | ".join(f"{ch[k]:+.4f} / {rp.get(k, float('nan')):+.4f}" for k in corpora) + f" | {'yes' if m in c['qualifies'] else 'no'} |")
+    out += ["", f"Chunks/s: {sp['texts']:,} sample and FNSPID chunks ({sp['mean_chars']} characters on average), every embedder in one run, load {sp['loadavg'][0]}. "
+            f"Choice: **{c['chosen']}** ({c['rule']})."]
+    return "\n".join(out) + "\n"
+
+
 def p2_financerag() -> str:
     "The P2 experiment's held-out halves (nbs/experiments/p2_financerag.ipynb), labelled with what that run ran (its params), not what ships now."
     r = result("p2_financerag")
@@ -621,6 +639,7 @@ RENDERERS = {   # block name -> renderer, by paper
     "p2-bi-encoder": p2_bi_encoder,
     "p2-ce-report": p2_ce_report,
     "p2-ce-study": p2_ce_study,
+    "p2-int8-embedder": p2_int8_embedder,
     "p2-financerag": p2_financerag,
     "p2-fusion-choice": p2_fusion_choice,
     "p2-headline": p2_headline,
