@@ -12,7 +12,7 @@ choosing halves (nDCG@10; baseline: stage 1 with the packaged MiniLM); `report_v
 paired bootstrap 95 % CIs. int8 vs fp32: nDCG@10 of dense retrieval on the reporting halves, per corpus. Ingest speed:
 chunks per second of the embedder alone (fp32 vs int8) on the made-up sample's chunks and 300 FNSPID articles' chunks.
 
-`--int8-modes` (issue 51, "int8 where it keeps quality"): the packaged MiniLM exported in each of `finrag.train.QUANTIZE`'s
+`--int8-modes` (int8 where it keeps quality): the packaged MiniLM exported in each of `finrag.train.QUANTIZE`'s
 modes (per tensor, per channel, per channel with the embedding lookups and the last layer in fp32) into the bench cache;
 a mode qualifies on the choosing halves when its dense nDCG@10 is at most 0.005 below fp32's on every corpus; the fastest
 qualifying mode (ingest chunks/s, all embedders timed in one run) is the choice, reported on the reporting halves.

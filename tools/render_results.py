@@ -223,7 +223,7 @@ def p2_ce_report() -> str:
 
 
 def p2_ce_study() -> str:
-    "The cross-encoder study (issue 51): each trained model alone and as stage 2 (pool 20, 50) against stage 1 and the shipped model, reporting halves, paired (bench/cross_encoder.py --compare)."
+    "The cross-encoder study: each trained model alone and as stage 2 (pool 20, 50) against stage 1 and the shipped model, reporting halves, paired (bench/cross_encoder.py --compare)."
     r = result("train_cross_encoder_study")
     models, dec = r["models"], r["decision"]
     out = ["| model | loss | training queries | pairs | epochs | lr | seconds | pairs/s | training loss | int8 MB |", "|---" * 10 + "|"]
