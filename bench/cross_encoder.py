@@ -109,8 +109,8 @@ def speed_only(a):
     from finrag.hierarchical.pipeline import finetuned_ce_dir
     from finrag.protocol import read_record
     out = Path(a.out); env = read_record(out); res = env["result"]
-    res["speed"] = speed(Path(a.model) if a.model else finetuned_ce_dir(), a.fp32, dev_sets("financebench", a.data, a.queries)[1][1])
-    res["speed"]["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+    new = speed(Path(a.model) if a.model else finetuned_ce_dir(), a.fp32, dev_sets("financebench", a.data, a.queries)[1][1])
+    res["speed"] = {**res.get("speed", {}), **new, "loadavg": [round(x, 2) for x in os.getloadavg()]}   # keys not re-measured (fp32 without --fp32) kept
     print(json.dumps(res["speed"], indent=1))
     record(out.stem, res, env["params"], folder=out.parent, seconds=env.get("seconds"))
     print(f"wrote {out}")
@@ -179,7 +179,7 @@ def main():
     ap.add_argument("--model", default=None, help="the int8 ONNX cross-encoder folder (default: the shipped one)")
     ap.add_argument("--fp32", default=None, help="its fp32 export (int8 vs fp32 on the reporting halves)")
     ap.add_argument("--no-speed", action="store_true")
-    ap.add_argument("--speed-only", action="store_true", help="only re-measure the speed (on idle cores) into the results file's `speed`; its other numbers unchanged")
+    ap.add_argument("--speed-only", action="store_true", help="only re-measure the speed into the results file's `speed` (run it with nothing else on the cores); fp32 keys need --fp32, else the recorded ones stay")
     ap.add_argument("--gates", default="", help="extra candidates: ce@20+interp with these min_best gates (comma-separated), e.g. 0.1,0.2,0.3")
     ap.add_argument("--rule", default="mean", choices=("mean", "ci"), help="qualify candidates on the choosing halves by the mean or by the CI lower bound")
     ap.add_argument("--resamples", type=int, default=2000)

@@ -211,7 +211,7 @@ _FIGURE = re.compile(r"(?<![\w.])[-+]?\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|p
 def figures(text:str|None) -> list[str]:
     "The numbers stated in `text`, normalised (`$1,250.50` → '1250.5', `2%` and `2 percent` → '2%'), in order, distinct; years (1900–2100 without decimals) and `[chunk id]` citations left out."
     out = []
-    for m in _FIGURE.finditer(re.sub(r"\[[0-9a-f]{8}(?:[, ]+[0-9a-f]{8})*\]", " ", text or "")):  # not citation ids
+    for m in _FIGURE.finditer(re.sub(r"(?i)\[(?:(?:chunk|id):?\s*)?[0-9a-f]{8,}(?:\s*[,;]\s*(?:(?:chunk|id):?\s*)?[0-9a-f]{8,})*\]", " ", text or "")):  # not citation ids
         whole, frac, pct = m.group(1).replace(",", ""), (m.group(2) or "").rstrip("0").rstrip("."), "%" if m.group(3) else ""
         if not frac and not pct and len(whole) == 4 and 1900 <= int(whole) <= 2100: continue
         f = f"{int(whole)}{frac}{pct}"
