@@ -9,6 +9,7 @@ LLM calls and tokens per query at the default budget, and nDCG@10 on those queri
                                    [--desc summary|titles|central] [--json results/p3_routing.json]
     python bench/lattice.py hybrid [--datasets scifact financebench] [--slice-queries 200] [--llm-queries 20] [--llm-docs 10]
                                    [--budget 1500] [--slate-tokens 800] [--json results/p3_hybrid.json]
+    python bench/lattice.py scorer [--datasets scifact financebench] [--per-half 25] [--json results/p3_scorer_choice.json]
 
 The slice: the gold abstracts of the first `--slice-queries` judged SciFact train queries plus seeded random
 distractors, `--docs` in all (the same slice as nbs/experiments/p3_lattice.ipynb). `build` prints the up-front estimate
@@ -180,13 +181,41 @@ def hybrid(args):
         print(f"  wrote {out_path} [{name}] in {R['seconds_total']:.0f} s", flush=True)
 
 
+# `scorer`: the `[lattice] scorer` choice — `finrag.lattice.studies.scorer_choice_study` (nbs/37c); this writes its result.
+SCORER_CANDIDATES = {"pointwise": {"scorer": "pointwise"},   # today's default: the LLM's P(yes) per item, [lattice] beam and budget
+                     "embedding (titles, beam 2)": {"scorer": "embedding", "embed_desc": "titles", "beam": 2},
+                     "embedding (titles, beam 4)": {"scorer": "embedding", "embed_desc": "titles", "beam": 4}}   # results/p3_ce.json's
+
+
+def scorer(args):
+    from pathlib import Path
+    from finrag.lattice.studies import scorer_choice_study
+    from finrag.protocol import record
+    t0, load0 = time.perf_counter(), os.getloadavg()
+    data = {"scifact": (scifact_slice(args.data_root, args.docs, args.slice_queries), "scifact"),
+            "financebench": (load_dev("financebench", args.data_root), "finance")}
+    S = scorer_choice_study({n: data[n] for n in args.datasets}, SCORER_CANDIDATES, "pointwise", per_half=args.per_half)
+    n = {c: {"choose": e["n_choose"], "report": e["n_report"]} for c, e in S["corpora"].items()}
+    out = Path(args.json)
+    f = record(out.stem, S, vars(args), n=n, seconds=time.perf_counter() - t0, loadavg_start=load0, folder=out.parent)
+    for c, e in S["corpora"].items():
+        for m, v in e["test"].items():
+            print(f"  {c:<22} {m:<28} n {v['n']:>3} nDCG@10 {v['ndcg@10']:.4f} {v['ci']} recall@100 {v['recall@100']:.3f} "
+                  f"{v['s_per_query']:.2f} s/q {v['llm_calls_per_query']:.1f} calls/q")
+    print(f"chosen: {S['chosen']} ({S['choice']['verdict']}) -> {f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("build", "search", "route", "hybrid"):
+    for name in ("build", "search", "route", "hybrid", "scorer"):
         p = sub.add_parser(name)
         p.add_argument("--data-root", default=None, help="data root holding beir_scifact/ (default: ../shared/data)"); p.add_argument("--docs", type=int, default=1000)
-        p.add_argument("--slice-queries", type=int, default=200 if name == "hybrid" else 100)
+        p.add_argument("--slice-queries", type=int, default=200 if name in ("hybrid", "scorer") else 100)
+        if name == "scorer":
+            p.add_argument("--json", default="results/p3_scorer_choice.json"); p.add_argument("--datasets", nargs="+", default=["scifact", "financebench"])
+            p.add_argument("--per-half", type=int, default=25, help="seeded queries of each half per corpus (the LLM scorer's minutes)")
+            continue
         if name == "hybrid":
             p.add_argument("--json", default="results/p3_hybrid.json"); p.add_argument("--datasets", nargs="+", default=["scifact", "financebench"])
             p.add_argument("--llm-queries", type=int, default=20, help="test queries (seeded subset) for LATTICE with hybrid routing (LLM); 0 = skip")
@@ -209,7 +238,7 @@ def main():
             p.add_argument("--desc", default="summary", choices=["summary", "titles", "central"],
                            help="internal nodes shown by their summary (as the search does), their topic + up to 4 member titles (one per child, round-robin), or their most central member document (judged as a document)")
     args = ap.parse_args()
-    return {"build": build, "search": search, "route": route, "hybrid": hybrid}[args.cmd](args)
+    return {"build": build, "search": search, "route": route, "hybrid": hybrid, "scorer": scorer}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from ..protocol import best_mean, within_share_of
 
 # %% auto #0
 __all__ = ['HYBRID_DEVIATIONS', 'HYBRID_BASELINES', 'GROW_BUILD', 'GROW_SEARCH', 'GROW_GRID', 'lattice_slice', 'fusion_grid',
-           'fusion_label', 'fusion_scores', 'cached_lattice_runs', 'hybrid_routing_study', 'lattice_ndcg_per_query',
-           'grow_tree', 'grow_study']
+           'fusion_label', 'fusion_scores', 'cached_lattice_runs', 'hybrid_routing_study', 'scorer_choice_study',
+           'lattice_ndcg_per_query', 'grow_tree', 'grow_study']
 
 # %% ../../nbs/37c_lattice.studies.ipynb #3b99517d
 def lattice_slice(ds:BeirDataset,   # a dataset with qrels (e.g. `finrag.datasets.load_dev("scifact")`)
@@ -59,15 +59,16 @@ def cached_lattice_runs(folder,          # the cache folder (created), e.g. <cac
     f = Path(folder) / f"{label}.json"
     done = json.loads(f.read_text()) if f.exists() else {}
     todo = [q for q in qids if q not in done]
-    llm = bool(getattr(retriever.scorer, "pick", None))   # an LLM (hybrid) scorer: store after every query
+    stored = time.perf_counter()
     for j, q in enumerate(todo):
         t0 = time.perf_counter()
         run = retriever.search({q: queries[q]}, k=100)
         st = {**retriever.query_stats[q], "wall": round(time.perf_counter() - t0, 3)}
         done[q] = {"run": run[q], "stats": st}
-        if llm or j % 25 == 24 or j == len(todo) - 1:
+        if time.perf_counter() - stored > 5 or j == len(todo) - 1:   # at most 5 s of searching is lost to a crash
             f.parent.mkdir(parents=True, exist_ok=True); atomic_write(f, json.dumps(done).encode())   # a unique temporary beside it
-        if llm and progress:
+            stored = time.perf_counter()
+        if st["calls"] and progress:
             print(f"    {label} {q}: {st['wall']:.1f} s, {st['calls']} calls ({st['cache_hits']} cached), {st['prompt_tokens']} prompt tokens", flush=True)
     return {q: done[q] for q in qids}
 
@@ -199,6 +200,54 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
         R["test_llm_subset"] = _study_table(pq, secs, calls, lq, shown + [hyb["label"], "lattice++ (hybrid)"])
     R["seconds_total"] = round(time.perf_counter() - t_all, 1)
     return R
+
+# %% ../../nbs/37c_lattice.studies.ipynb #53b573c1
+def scorer_choice_study(datasets:dict,         # {name: (BeirDataset with qrels, relevance definition name)}: the development corpora
+                        candidates:dict,       # {label: `LatticeRetriever` keywords}, e.g. {'pointwise': {'scorer': 'pointwise'}}
+                        incumbent:str,         # the label of today's default among `candidates`
+                        *,
+                        per_half:int|None=25,  # seeded queries of each half per corpus; None = all of them
+                        llm=None,              # the LLM client of the LLM scorers; None = `finrag.llm.get_llm()`
+                        cache_dir=None,        # per-query runs under <cache_dir>/bench/p3_scorer/<ds.name>/; None = finrag's cache folder
+                        progress:bool=True) -> dict:
+    "The `[lattice] scorer` choice (results/p3_scorer_choice.json): `finrag.protocol.choose_default` over `candidates` on one LLM-free tree per corpus, chosen on the development halves, reported on the test halves."
+    from finrag.config import get_settings
+    from finrag.protocol import split_queries, choose_default
+    from finrag.lattice.build import build_tree
+    from finrag.lattice.search import LatticeRetriever
+    from finrag.lattice.eval import tree_stats
+    if incumbent not in candidates: raise InputError(f"incumbent {incumbent!r} is not among the candidates {list(candidates)}", field="incumbent")
+    choose, report, corpora = {c: {} for c in candidates}, {c: {} for c in candidates}, {}
+    for name, (ds, relevance) in datasets.items():
+        folder = Path(cache_dir if cache_dir is not None else get_settings().cache_dir) / "bench" / "p3_scorer" / ds.name
+        rng, halves = random.Random(0), []
+        for h in split_queries(ds, 0.5, seed=0):
+            hq = list(h.queries)
+            halves.append(sorted(rng.sample(hq, min(per_half or len(hq), len(hq))), key=hq.index))
+        qd, qt = halves
+        allq = {q: ds.queries[q] for q in qd + qt}
+        tree = build_tree(ds.corpus, "top-down", summarizer="extractive", doc_summarizer="extractive", partitioner="kmeans", progress=False)
+        if progress: print(f"{ds}: {len(qd)} + {len(qt)} queries (development + test halves); load {os.getloadavg()[0]:.1f}", flush=True)
+        entry = {"dataset": ds.name, "n_docs": len(ds.corpus), "relevance": relevance, "n_choose": len(qd), "n_report": len(qt),
+                 "tree": tree_stats(tree), "test": {}}
+        for lab, kw in candidates.items():
+            lr = LatticeRetriever(tree, llm, relevance=relevance, progress=False, **kw)
+            got = cached_lattice_runs(folder, lab, lr, allq, qd + qt, progress=progress)
+            pq = evaluate({q: got[q]["run"] for q in qd + qt}, {q: ds.qrels[q] for q in qd + qt}, k=(10,), recall_k=(100,))["per_query"]
+            choose[lab][name] = {q: pq[q]["ndcg@10"] for q in qd}
+            report[lab][name] = {q: pq[q]["ndcg@10"] for q in qt}
+            mean = lambda key: round(float(np.mean([got[q]["stats"].get(key, 0) for q in qt])), 3)
+            entry["test"][lab] = {**mean_ci(report[lab][name], qt, seconds=mean("wall"), calls=mean("calls")),
+                                  "recall@100": round(float(np.mean([pq[q]["recall@100"] for q in qt])), 4),
+                                  "prompt_tokens_per_query": mean("prompt_tokens"),
+                                  "stopped_early": sum(bool(got[q]["stats"].get("budget_spent") or got[q]["stats"].get("failed_slates")) for q in qt),
+                                  "config": lr.config}
+            if lab != incumbent: entry["test"][lab]["minus_incumbent"] = paired_diff(report[lab][name], report[incumbent][name], qt)
+        corpora[name] = entry
+    chosen, rec = choose_default(choose, report, incumbent)
+    return {"candidates": candidates, "incumbent": incumbent, "per_half": per_half, "corpora": corpora, "chosen": chosen, "choice": rec,
+            "split": "finrag.protocol.split_queries(ds, 0.5, seed=0), then a seeded subset of per_half queries of each half",
+            "rule": "finrag.protocol.choose_default (rule 'gain'): chosen on the development halves, the rule on the test halves"}
 
 # %% ../../nbs/37c_lattice.studies.ipynb #3c4d8ba0
 GROW_BUILD = dict(strategy="top-down", partitioner="kmeans", summarizer="extractive", doc_summarizer="extractive")
