@@ -1100,6 +1100,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'finrag.lattice.eval.lattice_eval': ('lattice.eval.html#lattice_eval', 'finrag/lattice/eval.py'),
                                      'finrag.lattice.eval.tree_stats': ('lattice.eval.html#tree_stats', 'finrag/lattice/eval.py')},
             'finrag.lattice.figure': { 'finrag.lattice.figure._label': ('lattice.figure.html#_label', 'finrag/lattice/figure.py'),
+                                       'finrag.lattice.figure._p3_llm_rows': ( 'lattice.figure.html#_p3_llm_rows',
+                                                                               'finrag/lattice/figure.py'),
                                        'finrag.lattice.figure._p3_own_rows': ( 'lattice.figure.html#_p3_own_rows',
                                                                                'finrag/lattice/figure.py'),
                                        'finrag.lattice.figure.p3_ablations_figure': ( 'lattice.figure.html#p3_ablations_figure',

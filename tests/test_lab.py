@@ -127,3 +127,5 @@ def test_execute_notebooks_keeps_outputs_without_machine_details(tmp_path):
     assert ex.scrub_text("{'train_runtime': '17.03', 'train_samples_per_second': '4.227', 'train_loss': '0.9401', 'epoch': '4'}", []) == \
         "{'train_runtime': '…', 'train_samples_per_second': '…', 'train_loss': '0.9401', 'epoch': '4'}"
     assert ex.scrub_text('{"calls": 12, "llm_seconds": 0.008}', []) == '{"calls": 12, "llm_seconds": …}'
+    assert ex.scrub_text("  answer      yes\n  seconds     0.50 retrieving + 12 answering\n  seconds     embed 168.6, build 2.9\n", []) == \
+        "  answer      yes\n  seconds     … retrieving + … answering\n  seconds     embed …, build …\n"   # a report's seconds row

@@ -56,6 +56,7 @@ def skipped(src: str, flags: list[str]) -> bool:
 _DUR = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(\s?)(ms|µs|us|ns|s|sec|secs|seconds|min)(?![\w])")
 _RATE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(\s?)([A-Za-z]+/s)(?![\w])")          # 26 docs/s, 2,475 rows/s
 _SECONDS_LINE = re.compile(r"(\bseconds?\b[^:\n]{0,40}:)([^\n]*)")                        # seconds per stage: load 0.02, ...
+_REPORT_SECONDS = re.compile(r"(?m)^(\s*seconds\s{2,})(.*)$")                                 # a report's row: `  seconds     0.50 retrieving + 1.25 answering`
 _KW_SECONDS = re.compile(r"\b(\w*seconds|\w+_s|ms_per_query)=(\d[\d.]*(?:e[-+]?\d+)?)")        # reprs: build_seconds=3.4e-05, latency_s=0.04
 _KEY_SECONDS = re.compile(r"""(['"]\w*(?:runtime|_per_second|seconds)['"]: )(['"]?)\d[\d.]*(?:e[-+]?\d+)?\2""")  # the trainer's log: 'train_runtime': '17.03'
 
@@ -66,6 +67,7 @@ def scrub_text(s: str, tmp_roots: list[str]) -> str:
     for t in tmp_roots: s = re.sub(re.escape(t) + r"[^\s'\"),\]]*", "<tmp>", s)
     s = s.replace(str(Path.home()), "~")
     s = _SECONDS_LINE.sub(lambda m: m.group(1) + re.sub(r"\d+\.\d+", "…", m.group(2)), s)
+    s = _REPORT_SECONDS.sub(lambda m: m.group(1) + re.sub(r"\d+(?:\.\d+)?", "…", m.group(2)), s)
     s = _KW_SECONDS.sub(lambda m: f"{m.group(1)}=…", s)
     s = _KEY_SECONDS.sub(lambda m: f"{m.group(1)}{m.group(2)}…{m.group(2)}", s)
     s = _RATE.sub(lambda m: f"…{m.group(1)}{m.group(2)}", s)

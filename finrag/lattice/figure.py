@@ -91,7 +91,7 @@ FAILED_NOTE = "empty run (recall@100 = 0)"
 
 # %% ../../nbs/37b_lattice.figure.ipynb #8bf0d24f
 def p3_table(env:dict,                 # the P3 headline envelope (results/p3_ce.json: reporting halves) or a P3 experiment's own (p3_lattice)
-             llm_env:dict|None=None    # a P3 experiment's own envelope: its LLM-scored LATTICE, on the queries it ran
+             llm_env:dict|None=None    # the LLM-scored LATTICE beside it: results/p3_scorer_choice.json, or a P3 experiment's own envelope
             ) -> pd.DataFrame:
     """The numbers of P3's nDCG@10 figure per corpus (panel): BM25, dense, their z-score hybrid, LATTICE (embeddings) and
     LATTICE++ as shipped on the reporting halves with bootstrap 95 % CIs (LATTICE++: the paired CI vs the member best on the
@@ -112,7 +112,8 @@ def p3_table(env:dict,                 # the P3 headline envelope (results/p3_ce
             ci = (lp.get("test_each_vs_best_member", {}).get(chosen, {}).get(k) or {}).get("ci") or (math.nan, math.nan)
             out.append(dict(panel=panel, series=f"LATTICE++ {chosen.replace('lattice++ ', '')} (shipped)", key="lattice++", value=v,
                             ci_low=best + ci[0], ci_high=best + ci[1], n=n))
-    if llm_env is not None:
+    if llm_env is not None and "corpora" in llm_env["result"]: out += _p3_llm_rows(llm_env["result"], out)
+    elif llm_env is not None:
         lr = llm_env["result"]
         for k in (k for k in P3_CORPORA if k in lr and "main" in lr[k]):
             panel = next((p for p in dict.fromkeys(x["panel"] for x in out) if p.startswith(P3_CORPORA[k])), P3_CORPORA[k])
@@ -120,6 +121,19 @@ def p3_table(env:dict,                 # the P3 headline envelope (results/p3_ce
             out.append(dict(panel=panel, series="LATTICE, LLM pointwise (other queries)", key="lattice pointwise",
                             value=math.nan if run_failed(m) else m["ndcg@10"], n=as_float(n), note=f"{FAILED_NOTE} on its {n} queries" if run_failed(m) else ""))
     return figure_table(out)
+
+def _p3_llm_rows(r:dict, out:list) -> list[dict]:
+    "The LLM-scored LATTICE of a `scorer_choice_study` result: its pointwise run on the reporting-half queries it searched, n and CI."
+    rows = []
+    for k in (k for k in P3_CORPORA if k in r["corpora"]):
+        x = r["corpora"][k]["test"].get("pointwise")
+        if not x: continue
+        panel = next((p for p in dict.fromkeys(o["panel"] for o in out) if p.startswith(P3_CORPORA[k])), P3_CORPORA[k])
+        failed = x.get("recall@100") == 0
+        rows.append(dict(panel=panel, series=f"LATTICE, LLM pointwise ({x['n']} of these)", key="lattice pointwise",
+                         value=math.nan if failed else x["ndcg@10"], ci_low=x["ci"][0], ci_high=x["ci"][1], n=as_float(x["n"]),
+                         note=f"{FAILED_NOTE} on its {x['n']} queries" if failed else ""))
+    return rows
 
 def _p3_own_rows(r:dict) -> list[dict]:
     "The rows of `p3_table` from a P3 experiment's own `result`: its main runs per dataset (no CI)."
