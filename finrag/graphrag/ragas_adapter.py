@@ -9,7 +9,7 @@ from ..core import InputError
 from ..config import get_settings
 
 # %% auto #0
-__all__ = ['RAGAS_LLM_METRICS', 'RAGAS_OFFLINE_METRICS', 'ragas_embeddings', 'ragas_llm', 'ragas_score']
+__all__ = ['RAGAS_LLM_METRICS', 'RAGAS_OFFLINE_METRICS', 'USAGE_KEYS', 'ragas_embeddings', 'ragas_llm', 'ragas_score']
 
 # %% ../../nbs/17_graphrag.ragas_adapter.ipynb #80113fc1
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -38,6 +38,9 @@ def ragas_embeddings(embedder=None):
         _RAGAS_EMB_CLS = FinragRagasEmbedding
     return _RAGAS_EMB_CLS(embedder or get_embedder())
 
+# %% ../../nbs/17_graphrag.ragas_adapter.ipynb #a504924a
+USAGE_KEYS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens", "parse_errors")   # the judge's counters (`ragas_llm`)
+
 # %% ../../nbs/17_graphrag.ragas_adapter.ipynb #3bea37e0
 def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, else the local llama.cpp server (started)
               model:str|None=None,      # None = FINRAG_LLM_MODEL, else `[models] llm_model`
@@ -46,7 +49,9 @@ def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, 
               max_retries:int|None=None,# HTTP retries; None = `[models] llm_max_retries`
               max_tokens:int=512,       # judge output budget (small models can run on; 512 bounds a runaway)
               cache:bool=True):         # cache judgments in `<cache_dir>/ragas/<model>`
-    "A ragas `InstructorLLM` over an OpenAI-compatible endpoint, with instructor in JSON-schema mode (docs/stack.md)."
+    """A ragas `InstructorLLM` over an OpenAI-compatible endpoint, with instructor in JSON-schema mode (docs/stack.md).
+    Its `finrag_usage` sums what the endpoint reports per call (`USAGE_KEYS`; cached prompt tokens: llama.cpp's
+    `timings.cache_n` or OpenAI's `prompt_tokens_details.cached_tokens`); cache hits make no call."""
     import instructor
     from openai import AsyncOpenAI
     from ragas.llms.base import InstructorLLM
@@ -61,8 +66,17 @@ def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, 
                                                 max_retries=s.models.llm_max_retries if max_retries is None else max_retries),
                                     mode=instructor.Mode.JSON_SCHEMA)
     dc = DiskCacheBackend(str(s.cache_dir/"ragas"/re.sub(r"[^\w.-]+", "_", model))) if cache else None
-    return InstructorLLM(client=client, model=model, provider="openai", cache=dc,
-                         temperature=s.models.llm_temperature, max_tokens=max_tokens)
+    judge = InstructorLLM(client=client, model=model, provider="openai", cache=dc,
+                          temperature=s.models.llm_temperature, max_tokens=max_tokens)
+    judge.finrag_usage = usage = dict.fromkeys(USAGE_KEYS, 0)   # what the endpoint reported, summed (`ragas_score` reports it per metric)
+    def seen(resp):
+        u, t = getattr(resp, "usage", None), (getattr(resp, "model_extra", None) or {}).get("timings") or {}
+        cached = t.get("cache_n", getattr(getattr(u, "prompt_tokens_details", None), "cached_tokens", None))
+        usage["calls"] += 1; usage["prompt_tokens"] += getattr(u, "prompt_tokens", 0) or 0
+        usage["completion_tokens"] += getattr(u, "completion_tokens", 0) or 0; usage["cached_tokens"] += cached or 0
+    def unparsed(err): usage["parse_errors"] += 1
+    client.on("completion:response", seen); client.on("parse:error", unparsed)
+    return judge
 
 # %% ../../nbs/17_graphrag.ragas_adapter.ipynb #b5895750
 _NEEDS = {"faithfulness": ("user_input", "response", "retrieved_contexts"),
@@ -109,11 +123,13 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
                 embeddings=None,            # ragas embeddings (default `ragas_embeddings()`)
                 timeout:float=900.0,        # seconds per metric call before it counts as a failure
                 progress:bool=False,
-                concurrency:int|None=None   # samples scored at once per metric (the server's slots); None = `[models] llm_slots`
+                concurrency:int|None=None,  # samples scored at once per metric (the server's slots); None = `[models] llm_slots`
+                max_tokens:dict|None=None   # {metric: judge output tokens} for that metric's calls; others: the judge's own
                ) -> tuple[list[dict], dict]:
     """(scores, report): one {metric: float|NaN} per sample, in order; report[metric] = {n, ok, nan, skipped, errors:
-    {type: count}, seconds} (seconds: the metric's wall time). Up to `concurrency` samples of one metric are scored at
-    once (asyncio tasks on ragas' async client), so the local server's `[models] llm_slots` decode them together."""
+    {type: count}, seconds} (seconds: the metric's wall time), and for a judge from `ragas_llm` its `USAGE_KEYS` during
+    that metric (calls, prompt/cached/completion tokens, unparsed answers). Up to `concurrency` samples of one metric are
+    scored at once (asyncio tasks on ragas' async client), so the local server's `[models] llm_slots` decode them together."""
     metrics = list(metrics)
     conc = int(get_settings().models.llm_slots if concurrency is None else concurrency)
     if conc < 1: raise InputError(f"concurrency must be >= 1, got {conc}", field="concurrency")
@@ -121,6 +137,7 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
     if needs_llm and llm is None: llm = ragas_llm()
     if "answer_relevancy" in metrics and embeddings is None: embeddings = ragas_embeddings()
     scorers = {m: _ragas_metric(m, llm, embeddings)[1] for m in metrics}
+    usage = getattr(llm, "finrag_usage", None) or {}
     report = {m: {"n": 0, "ok": 0, "nan": 0, "skipped": 0, "errors": {}, "seconds": 0.0} for m in metrics}
     def present(v): return v is not None and (len(v) > 0 if isinstance(v, (list, tuple)) else bool(str(v).strip()))
     async def run_all():
@@ -147,9 +164,15 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
                             else: rep["ok"] += 1
                     row[m] = v
                 if bar: bar.update(1); bar.set_postfix_str(m)
-            t0 = time.perf_counter()
-            await asyncio.gather(*(one(s, row) for s, row in zip(samples, out)))
+            u0, t0 = dict(usage), time.perf_counter()
+            args = getattr(llm, "model_args", None)
+            cap = (max_tokens or {}).get(m)
+            if cap and args is not None: args["max_tokens"], keep = cap, args.get("max_tokens")
+            try: await asyncio.gather(*(one(s, row) for s, row in zip(samples, out)))
+            finally:
+                if cap and args is not None: args["max_tokens"] = keep
             rep["seconds"] += time.perf_counter() - t0
+            if m in RAGAS_LLM_METRICS and usage: rep.update({k: usage[k] - u0[k] for k in usage})
         if bar: bar.close()
         return [{m: row[m] for m in scorers} for row in out]
     return _run_coro(run_all()), report
