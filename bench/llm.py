@@ -25,6 +25,12 @@ Commands:
   all         speed + slots + judge
   speculative greedy RAG-like answers of the 1.5B with speculative decoding off, with prompt n-gram drafts and with
               the 0.5B as draft model: decode tokens/s, acceptance, identical outputs (kept only if identical and >= 1.3x)
+  ragas       where a judged RAGAS sample's minutes go (results/p1_ragas_cost.json): `--questions` of P1's FNSPID question
+              set (the experiment's: 100 generated from the store, seed 0, a stratified head) answered in vector and graph
+              mode by `evaluate_graphrag`, then the four LLM-judged metrics on those samples with an empty judgment cache,
+              metric by metric: calls, prompt tokens and the share the server read from its prompt cache, completion
+              tokens, unparsed answers, seconds per judged sample; twice, as configured ('before') and with each
+              metric's output capped at `--caps` ('after'; RAGAS' prompts unchanged)
   judge-tier  per development dataset (financebench, finqa, tatqa): P(yes) AUC of a tier on N queries x their BM25
               top-10 pool (labels from the qrels), with a bootstrap 95% CI over queries, and tokens/s; resumable from
               the LLM disk cache (a rerun re-sends nothing already answered), with a progress bar
@@ -308,10 +314,58 @@ def cmd_judge_tier(a):
     print(f"wrote {JUDGE_RESULTS}")
 
 
+RAGAS_COST = ROOT / "results" / "p1_ragas_cost.json"
+FNSPID_AAPL = "news_fnspid_aapl/data_scraper/news_content_scraper/news_contents/aapl.csv"
+
+
+def cmd_ragas(a):
+    import tempfile
+    from finrag.download import data_root
+    from finrag.graphrag.ingest import ingest, NewsStore
+    from finrag.graphrag.questions import generate_questions
+    from finrag.graphrag.eval import evaluate_graphrag, interleave_types, reference_contexts, _stratified_head
+    from finrag.graphrag.ragas_adapter import RAGAS_LLM_METRICS, USAGE_KEYS, ragas_llm, ragas_score
+    t_all, load0, modes = time.perf_counter(), os.getloadavg(), ("vector", "graph")
+    ingest(Path(a.data_root or data_root()) / FNSPID_AAPL, a.store)          # idempotent: a built store is kept
+    st = NewsStore(a.store)
+    qs = interleave_types(generate_questions(st, n=100, n_direct=30, n_relational=70, seed=0))   # the P1 experiment's set
+    head = _stratified_head(qs, a.questions)
+    sub = [q for q in qs if q.id in head]
+    res = evaluate_graphrag(st, sub, use_llm=True, ragas=False, modes=modes, llm_modes=modes, progress=True)
+    text = {r["id"]: r["text"] for r in st.rows}
+    qmap = {q.id: q for q in sub}
+    samples = [dict(user_input=qmap[r["question_id"]].question, response=r["answer"], retrieved_contexts=[text[c] for c in r["chunk_ids"]],
+                    reference=qmap[r["question_id"]].reference_answer, reference_contexts=reference_contexts(st, qmap[r["question_id"]]))
+               for r in res["rows"] if r["answered"] and r.get("answer")]
+    caps = {m: int(v) for m, v in (kv.split("=") for kv in a.caps.split(","))} if a.caps else {}
+    out = {"questions": [q.id for q in sub], "modes": list(modes), "samples": len(samples), "caps": caps, "llm_slots": get_settings().models.llm_slots}
+    for label, cap in (("before", None), ("after", caps)):
+        judge = ragas_llm(cache=tempfile.mkdtemp(prefix="ragas-cost-"))   # an empty judgment cache: every call is paid
+        t0 = time.perf_counter()
+        sc, rep = ragas_score(samples, RAGAS_LLM_METRICS, llm=judge, progress=True, max_tokens=cap)
+        wall = time.perf_counter() - t0
+        per = {m: {k: rep[m].get(k, 0) for k in ("ok", "nan", "skipped", *USAGE_KEYS)} | {
+                   "errors": rep[m]["errors"], "seconds": round(rep[m]["seconds"], 1),
+                   "seconds_per_sample": round(rep[m]["seconds"] / max(1, len(samples)), 1),
+                   "calls_per_sample": round(rep[m].get("calls", 0) / max(1, len(samples)), 2),
+                   "prompt_tokens_per_call": round(rep[m].get("prompt_tokens", 0) / max(1, rep[m].get("calls", 0)), 1),
+                   "cached_share": round(rep[m].get("cached_tokens", 0) / max(1, rep[m].get("prompt_tokens", 0)), 3),
+                   "completion_tokens_per_call": round(rep[m].get("completion_tokens", 0) / max(1, rep[m].get("calls", 0)), 1)}
+               for m in RAGAS_LLM_METRICS}
+        out[label] = {"seconds": round(wall, 1), "seconds_per_judged_sample": round(wall / max(1, len(samples)), 1), "metrics": per,
+                      "scores": {m: [None if v != v else round(v, 4) for v in (s[m] for s in sc)] for m in RAGAS_LLM_METRICS}, "load_end": load()}
+        print(json.dumps({label: {k: out[label][k] for k in ("seconds", "seconds_per_judged_sample")} |
+                          {m: {k: per[m][k] for k in ("calls_per_sample", "prompt_tokens_per_call", "cached_share", "completion_tokens_per_call", "seconds_per_sample", "nan")}
+                           for m in per}}, indent=1), flush=True)
+        record(RAGAS_COST.stem, out, vars(a), n={"samples": len(samples)}, seconds=time.perf_counter() - t_all, loadavg_start=load0,
+               folder=RAGAS_COST.parent)   # after each pass: an interrupted run keeps 'before'
+    print(f"wrote {RAGAS_COST}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 2)[2],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", nargs="?", default="speed", choices=["speed", "slots", "judge", "all", "judge-tier", "speculative"])
+    ap.add_argument("command", nargs="?", default="speed", choices=["speed", "slots", "judge", "all", "judge-tier", "speculative", "ragas"])
     ap.add_argument("--spec-target", default="qwen2.5-coder-1.5b", help="speculative: the model answering")
     ap.add_argument("--spec-draft", default="qwen2.5-coder-0.5b", help="speculative: the draft model")
     ap.add_argument("--tiers", default=None, help="comma-separated tiers (default: all three; --quick: smollm2-135m)")
@@ -328,6 +382,10 @@ def main(argv=None):
     ap.add_argument("--queries", type=int, default=30, help="judge-tier: queries per dataset")
     ap.add_argument("--doc-tokens", type=int, default=200, help="judge-tier: document cut in tokens (LLMYesNoScorer's default)")
     ap.add_argument("--data-root", default=None, help="judge-tier: the data root (default ../shared/data)")
+    ap.add_argument("--store", default="stores/fnspid", help="ragas: the FNSPID store (ingested there when missing)")
+    ap.add_argument("--questions", type=int, default=2, help="ragas: questions (stratified head), each answered in vector and graph mode")
+    ap.add_argument("--caps", default="faithfulness=384,answer_relevancy=96,context_precision=160,context_recall=256",
+                    help="ragas: 'after' pass output caps, METRIC=TOKENS comma-separated")
     ap.add_argument("--quick", action="store_true", help="a few requests per part, tiny tier unless --tiers/--tier: for debugging")
     a = ap.parse_args(argv)
     a.tiers = (a.tiers or ("smollm2-135m" if a.quick else ",".join(TIERS))).split(",")
@@ -342,6 +400,7 @@ def main(argv=None):
     if a.quick:   # quick numbers never overwrite the kept ones
         RESULTS, JUDGE_RESULTS = ROOT / "runs" / "llm_bench_quick.json", ROOT / "runs" / "p2_judge_tier_quick.json"
     if a.command == "judge-tier": return cmd_judge_tier(a)
+    if a.command == "ragas": return cmd_ragas(a)
     out = read_record(RESULTS)["result"] if RESULTS.exists() else {}
     out.update(quick=a.quick, when=time.strftime("%Y-%m-%d %H:%M:%S"), load_at_start=load())
     if a.command in ("speed", "all"): cmd_speed(a, out)

@@ -48,7 +48,7 @@ def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, 
               timeout:float|None=None,  # seconds per HTTP call; None = `[models] llm_timeout`
               max_retries:int|None=None,# HTTP retries; None = `[models] llm_max_retries`
               max_tokens:int=512,       # judge output budget (small models can run on; 512 bounds a runaway)
-              cache:bool=True):         # cache judgments in `<cache_dir>/ragas/<model>`
+              cache=True):              # True: cache judgments in `<cache_dir>/ragas/<model>`; a folder: there; False: none
     """A ragas `InstructorLLM` over an OpenAI-compatible endpoint, with instructor in JSON-schema mode (docs/stack.md).
     Its `finrag_usage` sums what the endpoint reports per call (`USAGE_KEYS`; cached prompt tokens: llama.cpp's
     `timings.cache_n` or OpenAI's `prompt_tokens_details.cached_tokens`); cache hits make no call."""
@@ -65,7 +65,8 @@ def ragas_llm(base_url:str|None=None,   # '.../v1'; None = FINRAG_LLM_BASE_URL, 
                                                 timeout=float(timeout or s.models.llm_timeout),
                                                 max_retries=s.models.llm_max_retries if max_retries is None else max_retries),
                                     mode=instructor.Mode.JSON_SCHEMA)
-    dc = DiskCacheBackend(str(s.cache_dir/"ragas"/re.sub(r"[^\w.-]+", "_", model))) if cache else None
+    folder = s.cache_dir/"ragas"/re.sub(r"[^\w.-]+", "_", model) if cache is True else cache
+    dc = DiskCacheBackend(str(folder)) if cache else None
     judge = InstructorLLM(client=client, model=model, provider="openai", cache=dc,
                           temperature=s.models.llm_temperature, max_tokens=max_tokens)
     judge.finrag_usage = usage = dict.fromkeys(USAGE_KEYS, 0)   # what the endpoint reported, summed (`ragas_score` reports it per metric)
