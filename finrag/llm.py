@@ -139,16 +139,7 @@ class LLMClient:
         self._tier = tier if self._url is None else None
         self.model = model or s.llm_model_override or (tier if self._tier else s.models.llm_model)
         self.api_key = api_key or s.llm_api_key
-        self.timeout = float(s.models.llm_timeout if timeout is None else timeout)
-        if self.timeout == float("inf"): raise InputError("the LLM timeout must be finite", field="llm_timeout")
-        self.max_retries = int(s.models.llm_max_retries if max_retries is None else max_retries)
-        if not self.timeout > 0: raise InputError(f"the LLM timeout must be > 0 seconds, got {self.timeout:g}", field="llm_timeout")
-        if self.max_retries < 0: raise InputError(f"LLM retries must be >= 0, got {self.max_retries}", field="llm_max_retries")
-        self.call_deadline = float(s.models.llm_call_deadline if call_deadline is None else call_deadline)
-        self.max_response_bytes = int(s.models.llm_max_response_bytes if max_response_bytes is None else max_response_bytes)
-        if not 0 < self.call_deadline < float("inf"):
-            raise InputError(f"the LLM call deadline must be > 0 seconds and finite, got {self.call_deadline:g}", field="llm_call_deadline")
-        if self.max_response_bytes < 1: raise InputError(f"max_response_bytes must be >= 1, got {self.max_response_bytes}", field="llm_max_response_bytes")
+        self._set_limits(s.models, timeout, max_retries, call_deadline, max_response_bytes)
         self.temperature = s.models.llm_temperature
         self.backoff, self._http = backoff, http_client
         cdir = s.cache_dir/"llm" if cache_dir is None else cache_dir
@@ -156,115 +147,6 @@ class LLMClient:
         self.stats = LLMStats()
         self._identity = (_RUNNING.get(self._url) or redact(self._url, [self.api_key])) if self._url else None
         self._sdk, self._lock, self._json_mode = None, threading.RLock(), _JSON_MODES[0]
-
-    @property
-    def base_url(self) -> str|None:
-        "The endpoint ('.../v1'); None while the local server has not been needed yet."
-        return self._url
-
-    @property
-    def identity(self) -> str:
-        "What the cache keys on besides the request: the local model's name + GGUF hash (not its random port), else the redacted URL."
-        self._client(); return self._identity
-
-    @property
-    def tier(self) -> LLMTier|None:
-        "The packaged tier answering (by local server or model name), for speed estimates; None for other models."
-        return TIERS.get(self.model) or TIERS.get(_server._LOCAL.name if _server._LOCAL is not None and self._url == _server._LOCAL.base_url else "")
-
-    def _client(self) -> openai.OpenAI:
-        with self._lock:
-            if self._sdk is None:
-                if self._url is None:
-                    srv = local_server(self._tier) if self._tier else local_server()
-                    self._url, self._identity = srv.base_url, srv.identity
-                http = self._http if self._http is not None else openai.DefaultHttpxClient()
-                self._watched = _watch(http)      # False: a custom transport; the deadline is then checked between chunks only
-                self._sdk = openai.OpenAI(base_url=self._url, api_key=self.api_key, timeout=self.timeout,
-                                          max_retries=0, http_client=http)
-                self._sdk.chat.completions   # the SDK imports its resource modules lazily (seconds on a busy machine): not inside a deadline
-            return self._sdk
-
-    def _on_retry(self, state):
-        with self._lock: self.stats.retries += 1
-
-    def _attempt(self, req:dict, on_token, seconds:float) -> dict:
-        "One HTTP attempt, its connection closed by a timer `seconds` after it began (connect, headers, body); the completion as a JSON dict."
-        sdk = self._client()
-        t0 = time.monotonic(); end, cap = t0 + seconds, self.max_response_bytes
-        with _Watchdog(seconds) as w:
-            try:
-                with sdk.chat.completions.with_streaming_response.create(**req, timeout=seconds) as resp:
-                    ctype, size = resp.headers.get("content-type"), resp.headers.get("content-length")
-                    if size and size.isdigit() and int(size) > cap: raise _TooLarge(cap, int(size))
-                    if req.get("stream") and "text/event-stream" in (ctype or ""):
-                        out = _read_stream(resp, end, t0, on_token, cap, req.get("max_tokens"))
-                        if w.expired: raise _StreamBroken(_Deadline()) if out["choices"] else _Deadline()   # cut by the timer
-                        return out
-                    buf = bytearray()
-                    for chunk in resp.iter_bytes():
-                        buf += chunk
-                        if len(buf) > cap: raise _TooLarge(cap, len(buf))
-                        if time.monotonic() > end: raise _Deadline()
-            except (_Deadline, _TooLarge): raise
-            except _StreamBroken as e:
-                if w.expired and not isinstance(e.cause, _TooLarge): raise _StreamBroken(_Deadline()) from None
-                raise
-            except Exception:
-                if w.expired: raise _Deadline() from None   # the timer shut the socket: whatever broke, the deadline did it
-                raise
-        if w.expired: raise _Deadline()                      # the timer cut the body (an EOF after a shutdown looks like its end)
-        try: out = json.loads(bytes(buf))
-        except ValueError: raise _BadBody(ctype, bytes(buf[:200])) from None
-        if not isinstance(out, dict) or not isinstance(out.get("choices"), list): raise _BadBody(ctype, bytes(buf[:200]))
-        text = ((out["choices"][0] or {}).get("message") or {}).get("content") if out["choices"] else None
-        cap_chars = answer_char_cap(req.get("max_tokens"))        # the streamed answer's bound, held here too
-        if isinstance(text, str) and cap_chars is not None and len(text) > cap_chars:
-            raise _TooLarge(cap_chars, len(text), req.get("max_tokens"), streamed=False)
-        if on_token is not None and text: on_token(text)         # a server that ignored stream=True
-        return out
-
-    def _wait(self, state) -> float:
-        "Backoff before the next attempt: exponential with jitter, or the server's `Retry-After` when longer."
-        w = tenacity.wait_exponential_jitter(multiplier=self.backoff, max=30, jitter=self.backoff)(state)
-        ra = _retry_after(state.outcome.exception())
-        return w if ra is None else max(w, ra)
-
-    def _create(self, req:dict, on_token=None) -> dict:
-        "POST /chat/completions with retries within `call_deadline`; raises `LLMError` (with `.status_code`) after the last attempt."
-        attempts, t_end = 0, time.monotonic() + self.call_deadline
-        def once():
-            nonlocal attempts; attempts += 1
-            left = t_end - time.monotonic()
-            if left <= 0: raise _Deadline()
-            return self._attempt(req, on_token, min(self.timeout, left))
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self.max_retries + 1) | tenacity.stop_before_delay(self.call_deadline), reraise=True,
-            wait=self._wait, retry=tenacity.retry_if_exception(_retryable), before_sleep=self._on_retry)
-        try: return retrying(once)
-        except _TooLarge as e:
-            with self._lock: self.stats.too_large += 1
-            raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key]) from None
-        except (openai.OpenAIError, httpx2.HTTPError, _Deadline, _BadBody, _StreamBroken) as e:
-            if isinstance(e, _StreamBroken) and isinstance(e.cause, _TooLarge):
-                with self._lock: self.stats.too_large += 1
-            raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key], self.call_deadline,
-                             t_end - time.monotonic()) from None
-
-    def _parse(self, r:LLMResponse, json_schema, json_parse=None) -> LLMResponse:
-        if json_schema is not None:
-            r.data = (json_parse or parse_json_loose)(r.text)
-            if r.data is None:
-                with self._lock: self.stats.parse_failures += 1
-        return r
-
-    def _cache_get(self, key):
-        try: return self.cache.get(key)
-        except sqlite3.DatabaseError: self.cache = open_cache(self.cache.directory); return None
-
-    def _cache_set(self, key, rec):
-        try: self.cache.set(key, rec)
-        except sqlite3.DatabaseError: self.cache = open_cache(self.cache.directory)
 
     def json(self,
              messages:list[dict],
@@ -274,13 +156,160 @@ class LLMClient:
         "`chat` asking for JSON matching `schema`; `.data` is the parsed value, or None (counted in `stats.parse_failures`)."
         return self.chat(messages, json_schema=schema if schema is not None else {"type": "object"}, **kw)
 
-    def close(self):
-        "Close the cache file and the HTTP connections (the client is not usable afterwards)."
-        if self.cache is not None: self.cache.close()
-        if self._sdk is not None: self._sdk.close()
-
     def __repr__(self): return f"LLMClient({self.model!r} at {redact(self._url, [self.api_key]) if self._url else 'local (not started)'})"
 
+# %% ../nbs/04_llm.ipynb #648d2183
+@patch
+def _set_limits(self:LLMClient, m, timeout, max_retries, call_deadline, max_response_bytes):
+    "Set and check the timeout, retries, call deadline and response cap (None: from `[models]` `m`): `InputError`."
+    self.timeout = float(m.llm_timeout if timeout is None else timeout)
+    if self.timeout == float("inf"): raise InputError("the LLM timeout must be finite", field="llm_timeout")
+    self.max_retries = int(m.llm_max_retries if max_retries is None else max_retries)
+    if not self.timeout > 0: raise InputError(f"the LLM timeout must be > 0 seconds, got {self.timeout:g}", field="llm_timeout")
+    if self.max_retries < 0: raise InputError(f"LLM retries must be >= 0, got {self.max_retries}", field="llm_max_retries")
+    self.call_deadline = float(m.llm_call_deadline if call_deadline is None else call_deadline)
+    self.max_response_bytes = int(m.llm_max_response_bytes if max_response_bytes is None else max_response_bytes)
+    if not 0 < self.call_deadline < float("inf"):
+        raise InputError(f"the LLM call deadline must be > 0 seconds and finite, got {self.call_deadline:g}", field="llm_call_deadline")
+    if self.max_response_bytes < 1: raise InputError(f"max_response_bytes must be >= 1, got {self.max_response_bytes}", field="llm_max_response_bytes")
+
+# %% ../nbs/04_llm.ipynb #a67f01be
+@patch(as_prop=True)
+def base_url(self:LLMClient) -> str|None:
+    "The endpoint ('.../v1'); None while the local server has not been needed yet."
+    return self._url
+
+# %% ../nbs/04_llm.ipynb #17cf0f17
+@patch(as_prop=True)
+def identity(self:LLMClient) -> str:
+    "What the cache keys on besides the request: the local model's name + GGUF hash (not its random port), else the redacted URL."
+    self._client(); return self._identity
+
+# %% ../nbs/04_llm.ipynb #0266167c
+@patch(as_prop=True)
+def tier(self:LLMClient) -> LLMTier|None:
+    "The packaged tier answering (by local server or model name), for speed estimates; None for other models."
+    return TIERS.get(self.model) or TIERS.get(_server._LOCAL.name if _server._LOCAL is not None and self._url == _server._LOCAL.base_url else "")
+
+# %% ../nbs/04_llm.ipynb #7efeb41f
+@patch
+def _client(self:LLMClient) -> openai.OpenAI:
+    with self._lock:
+        if self._sdk is None:
+            if self._url is None:
+                srv = local_server(self._tier) if self._tier else local_server()
+                self._url, self._identity = srv.base_url, srv.identity
+            http = self._http if self._http is not None else openai.DefaultHttpxClient()
+            self._watched = _watch(http)      # False: a custom transport; the deadline is then checked between chunks only
+            self._sdk = openai.OpenAI(base_url=self._url, api_key=self.api_key, timeout=self.timeout,
+                                      max_retries=0, http_client=http)
+            self._sdk.chat.completions   # the SDK imports its resource modules lazily (seconds on a busy machine): not inside a deadline
+        return self._sdk
+
+# %% ../nbs/04_llm.ipynb #abc84f65
+def _completion(body:bytes, ctype, req:dict, on_token=None) -> dict:
+    "A whole (not streamed) response `body` as a completion dict: `_BadBody` if it is none, `_TooLarge` past the cap."
+    try: out = json.loads(body)
+    except ValueError: raise _BadBody(ctype, body[:200]) from None
+    if not isinstance(out, dict) or not isinstance(out.get("choices"), list): raise _BadBody(ctype, body[:200])
+    text = ((out["choices"][0] or {}).get("message") or {}).get("content") if out["choices"] else None
+    cap_chars = answer_char_cap(req.get("max_tokens"))        # the streamed answer's bound, held here too
+    if isinstance(text, str) and cap_chars is not None and len(text) > cap_chars:
+        raise _TooLarge(cap_chars, len(text), req.get("max_tokens"), streamed=False)
+    if on_token is not None and text: on_token(text)         # a server that ignored stream=True
+    return out
+
+# %% ../nbs/04_llm.ipynb #898f5fc4
+@patch
+def _attempt(self:LLMClient, req:dict, on_token, seconds:float) -> dict:
+    "One HTTP attempt, its connection closed by a timer `seconds` after it began (connect, headers, body); the completion as a JSON dict."
+    sdk = self._client()
+    t0 = time.monotonic(); end, cap = t0 + seconds, self.max_response_bytes
+    with _Watchdog(seconds) as w:
+        try:
+            with sdk.chat.completions.with_streaming_response.create(**req, timeout=seconds) as resp:
+                ctype, size = resp.headers.get("content-type"), resp.headers.get("content-length")
+                if size and size.isdigit() and int(size) > cap: raise _TooLarge(cap, int(size))
+                if req.get("stream") and "text/event-stream" in (ctype or ""):
+                    out = _read_stream(resp, end, t0, on_token, cap, req.get("max_tokens"))
+                    if w.expired: raise _StreamBroken(_Deadline()) if out["choices"] else _Deadline()   # cut by the timer
+                    return out
+                buf = bytearray()
+                for chunk in resp.iter_bytes():
+                    buf += chunk
+                    if len(buf) > cap: raise _TooLarge(cap, len(buf))
+                    if time.monotonic() > end: raise _Deadline()
+        except (_Deadline, _TooLarge): raise
+        except _StreamBroken as e:
+            if w.expired and not isinstance(e.cause, _TooLarge): raise _StreamBroken(_Deadline()) from None
+            raise
+        except Exception:
+            if w.expired: raise _Deadline() from None   # the timer shut the socket: whatever broke, the deadline did it
+            raise
+    if w.expired: raise _Deadline()                      # the timer cut the body (an EOF after a shutdown looks like its end)
+    return _completion(bytes(buf), ctype, req, on_token)
+
+# %% ../nbs/04_llm.ipynb #32004d3d
+@patch
+def _on_retry(self:LLMClient, state):
+    with self._lock: self.stats.retries += 1
+
+@patch
+def _wait(self:LLMClient, state) -> float:
+    "Backoff before the next attempt: exponential with jitter, or the server's `Retry-After` when longer."
+    w = tenacity.wait_exponential_jitter(multiplier=self.backoff, max=30, jitter=self.backoff)(state)
+    ra = _retry_after(state.outcome.exception())
+    return w if ra is None else max(w, ra)
+
+# %% ../nbs/04_llm.ipynb #dfe6c18f
+@patch
+def _create(self:LLMClient, req:dict, on_token=None) -> dict:
+    "POST /chat/completions with retries within `call_deadline`; raises `LLMError` (with `.status_code`) after the last attempt."
+    attempts, t_end = 0, time.monotonic() + self.call_deadline
+    def once():
+        nonlocal attempts; attempts += 1
+        left = t_end - time.monotonic()
+        if left <= 0: raise _Deadline()
+        return self._attempt(req, on_token, min(self.timeout, left))
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(self.max_retries + 1) | tenacity.stop_before_delay(self.call_deadline), reraise=True,
+        wait=self._wait, retry=tenacity.retry_if_exception(_retryable), before_sleep=self._on_retry)
+    try: return retrying(once)
+    except _TooLarge as e:
+        with self._lock: self.stats.too_large += 1
+        raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key]) from None
+    except (openai.OpenAIError, httpx2.HTTPError, _Deadline, _BadBody, _StreamBroken) as e:
+        if isinstance(e, _StreamBroken) and isinstance(e.cause, _TooLarge):
+            with self._lock: self.stats.too_large += 1
+        raise _llm_error(e, redact(self._url, [self.api_key]), self.timeout, attempts, [self.api_key], self.call_deadline,
+                         t_end - time.monotonic()) from None
+
+# %% ../nbs/04_llm.ipynb #dc82d942
+@patch
+def _parse(self:LLMClient, r:LLMResponse, json_schema, json_parse=None) -> LLMResponse:
+    if json_schema is not None:
+        r.data = (json_parse or parse_json_loose)(r.text)
+        if r.data is None:
+            with self._lock: self.stats.parse_failures += 1
+    return r
+
+# %% ../nbs/04_llm.ipynb #9a304d81
+@patch
+def _cache_get(self:LLMClient, key):
+    try: return self.cache.get(key)
+    except sqlite3.DatabaseError: self.cache = open_cache(self.cache.directory); return None
+
+@patch
+def _cache_set(self:LLMClient, key, rec):
+    try: self.cache.set(key, rec)
+    except sqlite3.DatabaseError: self.cache = open_cache(self.cache.directory)
+
+# %% ../nbs/04_llm.ipynb #47d62f9f
+@patch
+def close(self:LLMClient):
+    "Close the cache file and the HTTP connections (the client is not usable afterwards)."
+    if self.cache is not None: self.cache.close()
+    if self._sdk is not None: self._sdk.close()
 
 # %% ../nbs/04_llm.ipynb #ba1ec63e
 @patch
