@@ -331,7 +331,7 @@ def cmd_ragas(a):
     qs = interleave_types(generate_questions(st, n=100, n_direct=30, n_relational=70, seed=0))   # the P1 experiment's set
     head = _stratified_head(qs, a.questions)
     sub = [q for q in qs if q.id in head]
-    res = evaluate_graphrag(st, sub, use_llm=True, ragas=False, modes=modes, llm_modes=modes, progress=True)
+    res = evaluate_graphrag(st, sub, use_llm=True, ragas=False, modes=modes, llm_modes=modes, max_tokens=120, progress=True)   # the experiment's answer cap
     text = {r["id"]: r["text"] for r in st.rows}
     qmap = {q.id: q for q in sub}
     samples = [dict(user_input=qmap[r["question_id"]].question, response=r["answer"], retrieved_contexts=[text[c] for c in r["chunk_ids"]],
