@@ -5,8 +5,11 @@
 # %% ../../nbs/15_graphrag.rag.ipynb #c18bcd88
 from __future__ import annotations
 import json, math, re
-from dataclasses import dataclass, field, asdict
+from contextlib import nullcontext
+from dataclasses import dataclass, field, asdict, fields
+from typing import Protocol
 import numpy as np
+from fastcore.basics import patch
 from ..core import FinragError, Timings
 from ..config import check_question
 from ..llm import default_llm
@@ -14,9 +17,10 @@ from ..config import GraphRAGSettings, get_settings, with_overrides
 from .ingest import NewsStore
 
 # %% auto #0
-__all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget',
-           'budget_of', 'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question', 'route_question',
-           'GraphRAG']
+__all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'CONTEXT_SOURCES', 'ContextItem', 'RAGResult', 'chunk_tokens',
+           'fill_budget', 'budget_of', 'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question',
+           'route_question', 'GraphRAG', 'ContextState', 'ContextSource', 'register_context_source',
+           'unregister_context_source']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #cef76e48
 @dataclass
@@ -205,157 +209,238 @@ class GraphRAG:
         "The chat client given as `llm`, else the default `finrag.llm.get_llm()` (looked up at each use, never stored)."
         return default_llm(self._llm)
 
-    def question_entities(self, question:str) -> list[str]:
-        "Tickers the NER (default `get_ner()`) finds in `question` that are nodes of the store's graph, in question order."
-        if self._ner is None:
-            from finrag.ner import get_ner
-            self._ner = get_ner()
-        known = self._tickers if hasattr(self, "_tickers") else self.__dict__.setdefault("_tickers", {t for r in self.store.rows for t in r["tickers"]})
-        return list(dict.fromkeys(e.id for e in self._ner(question) if e.id in known))
+# %% ../../nbs/15_graphrag.rag.ipynb #b303b677
+@patch
+def question_entities(self:GraphRAG, question:str) -> list[str]:
+    "Tickers the NER (default `get_ner()`) finds in `question` that are nodes of the store's graph, in question order."
+    if self._ner is None:
+        from finrag.ner import get_ner
+        self._ner = get_ner()
+    known = self._tickers if hasattr(self, "_tickers") else self.__dict__.setdefault("_tickers", {t for r in self.store.rows for t in r["tickers"]})
+    return list(dict.fromkeys(e.id for e in self._ner(question) if e.id in known))
 
-    def route(self, question:str) -> dict:
-        "{mode, why, entities}: where 'auto' sends `question` (`route_question` on the question's entities)."
-        ents = self.question_entities(question)
-        mode, why = route_question(question, ents)
-        return dict(mode=mode, why=why, entities=ents)
+# %% ../../nbs/15_graphrag.rag.ipynb #558dcdaf
+@patch
+def route(self:GraphRAG, question:str) -> dict:
+    "{mode, why, entities}: where 'auto' sends `question` (`route_question` on the question's entities)."
+    ents = self.question_entities(question)
+    mode, why = route_question(question, ents)
+    return dict(mode=mode, why=why, entities=ents)
 
-    def lexical_scores(self, question:str) -> np.ndarray:
-        "(n_chunks,) BM25 scores of the store's chunks for `question`, in row order (`finrag.retrieval.BM25Retriever`, built on first use)."
-        if getattr(self, "_bm25", None) is None or self._bm25[0] != len(self.store.rows):
-            from finrag.retrieval import BM25Retriever
-            bm = BM25Retriever({r["id"]: {"title": "", "text": r["text"]} for r in self.store.rows})
-            self._bm25 = (len(self.store.rows), bm, np.array([bm.pos[r["id"]] for r in self.store.rows]))
-        _, bm, order = self._bm25
-        return np.asarray(bm.scores(question), np.float32)[order]
+# %% ../../nbs/15_graphrag.rag.ipynb #50241b9b
+@patch
+def lexical_scores(self:GraphRAG, question:str) -> np.ndarray:
+    "(n_chunks,) BM25 scores of the store's chunks for `question`, in row order (`finrag.retrieval.BM25Retriever`, built on first use)."
+    if getattr(self, "_bm25", None) is None or self._bm25[0] != len(self.store.rows):
+        from finrag.retrieval import BM25Retriever
+        bm = BM25Retriever({r["id"]: {"title": "", "text": r["text"]} for r in self.store.rows})
+        self._bm25 = (len(self.store.rows), bm, np.array([bm.pos[r["id"]] for r in self.store.rows]))
+    _, bm, order = self._bm25
+    return np.asarray(bm.scores(question), np.float32)[order]
 
-    def _doc_rows(self, doc_id) -> list[int]:
-        "Row indices of the store's chunks of article `doc_id` (an index built on first use)."
-        if not hasattr(self, "_by_doc"):
-            self._by_doc = {}
-            for i, r in enumerate(self.store.rows): self._by_doc.setdefault(r.get("doc_id"), []).append(i)
-        return self._by_doc.get(doc_id, []) if doc_id is not None else []
+# %% ../../nbs/15_graphrag.rag.ipynb #5ca5c9fb
+@patch
+def _doc_rows(self:GraphRAG, doc_id) -> list[int]:
+    "Row indices of the store's chunks of article `doc_id` (an index built on first use)."
+    if not hasattr(self, "_by_doc"):
+        self._by_doc = {}
+        for i, r in enumerate(self.store.rows): self._by_doc.setdefault(r.get("doc_id"), []).append(i)
+    return self._by_doc.get(doc_id, []) if doc_id is not None else []
+@patch
+def _item(self:GraphRAG, i:int, score:float, role:str, via=None) -> ContextItem:
+    "Row `i` of the store as a `ContextItem` with `score`, `role` and (network evidence) `via`."
+    r = self.store.rows[i]
+    return ContextItem(r["id"], r["text"], r["tickers"], float(score), role, r.get("date"),
+                       r["pos"], r["neg"], r["neu"], r["intensity"], via, r.get("doc_id"))
 
-    def _item(self, i:int, score:float, role:str, via=None) -> ContextItem:
-        r = self.store.rows[i]
-        return ContextItem(r["id"], r["text"], r["tickers"], float(score), role, r.get("date"),
-                           r["pos"], r["neg"], r["neu"], r["intensity"], via, r.get("doc_id"))
+# %% ../../nbs/15_graphrag.rag.ipynb #790d2510
+@patch
+def score_kind(self:GraphRAG, mode:str, lexical:float=0.0) -> str:
+    "What `retrieve(…, mode, lexical=lexical)` puts in each context chunk's `score`: the legend of a printed context."
+    fused = lambda w: f"fused score: cosine + {w:g} × BM25 / best BM25"
+    if mode == "graph" and self.graph_mode == "budget":
+        return (fused(self.lexical) if self.lexical > 0 else "cosine similarity to the question") + " (network chunks: × edge intensity)"
+    return fused(lexical) if mode == "vector" and lexical > 0 else "cosine similarity to the question"
 
-    def retrieve(self, question:str, mode:str="graph", tau:float|None=None,
-                 budget:tuple|None=None,      # vector mode: (chunks, tokens) instead of top-k, e.g. another result's `budget_of`
-                 lexical:float=0.0            # vector mode: > 0 ranks by `lexical_fusion` (a hybrid baseline for ablations); 0 = cosine (FAISS)
-                ) -> RAGResult:
-        "Retrieve the context for `question` in `mode` 'vector', 'graph' or 'auto' (routed; `res.route` says where and why). No LLM."
-        if not question or not question.strip(): raise FinragError("the question is empty")
-        check_question(question)
-        if mode not in MODES: raise FinragError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
-        tau = self.tau if tau is None else tau
-        t, route = Timings(), None
-        if mode == "auto":
-            with t("route"): route = self.route(question)
-            mode = route["mode"]
-        res = RAGResult(question, mode, route=route, tau=tau if mode == "graph" else None)
-        res.score_kind = self.score_kind(mode, lexical)
-        with t("embed_query"): q = self.embedder.encode([question])[0].astype("float32")
-        if mode == "graph" and self.graph_mode == "budget": self._budget_graph(q, question, res, tau, t, route)
-        else:
-            n = self.k if budget is None else int(budget[0])
-            m = min(max(n, 1) if budget is None else 4*max(n, 1), len(self.store.rows))
-            with t("vector_search"):
-                if lexical > 0 and mode == "vector":
-                    f = lexical_fusion(self.store.embeddings @ q, self.lexical_scores(question), lexical)
-                    I = np.argsort(-f, kind="stable")[None, :m]; D = f[I]
-                else: D, I = self.store.index.search(q[None, :], m)
-            cands = [self._item(int(i), d, "seed") for d, i in zip(D[0], I[0]) if i >= 0]
-            res.contexts = cands[:n] if budget is None else fill_budget(cands, n, budget[1])
-            if mode == "graph": self._hop(q, res, tau, t)
-        res.entities = sorted({tk for c in res.contexts for tk in c.tickers})
-        res.timings = dict(t)
-        return res
-
-    def score_kind(self, mode:str, lexical:float=0.0) -> str:
-        "What `retrieve(…, mode, lexical=lexical)` puts in each context chunk's `score`: the legend of a printed context."
-        fused = lambda w: f"fused score: cosine + {w:g} × BM25 / best BM25"
-        if mode == "graph" and self.graph_mode == "budget":
-            return (fused(self.lexical) if self.lexical > 0 else "cosine similarity to the question") + " (network chunks: × edge intensity)"
-        return fused(lexical) if mode == "vector" and lexical > 0 else "cosine similarity to the question"
-
-    def _hop(self, q, res:RAGResult, tau:float, t:Timings):
-        "P1's hop 2, unbounded: every neighbour's top `neighbor_top` chunks with cosine > `neighbor_min_sim` appended to the seeds."
-        seeds = list(dict.fromkeys(tk for c in res.contexts for tk in c.tickers))
-        with t("graph_hop"):
-            nbrs = self.store.graph.neighbours(seeds, tau) if seeds else []
-            by_nbr = {}
-            for n in nbrs:                                                # strongest edge into each neighbour (order: first seen)
-                if n["intensity"] > by_nbr.get(n["neighbour"], {"intensity": -1.0})["intensity"]: by_nbr[n["neighbour"]] = n
-            chunk_ids = self.store.graph.chunks_of(list(by_nbr)) if by_nbr else {}
-        res.neighbours = nbrs
-        with t("rerank"):
-            have = {c.chunk_id for c in res.contexts}
-            for nb, e in by_nbr.items():
-                idx = [self._row[c] for c in chunk_ids.get(nb, []) if c in self._row and c not in have]
-                if not idx: continue
-                sims = self.store.embeddings[idx] @ q
-                for j in np.argsort(-sims, kind="stable")[:self.neighbor_top]:
-                    if sims[j] <= self.neighbor_min_sim: break
-                    res.contexts.append(self._item(idx[j], sims[j], "network",
-                                                   {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]}))
-                    have.add(self.store.rows[idx[j]]["id"])
-
-    def _budget_graph(self, q, question:str, res:RAGResult, tau:float, t:Timings, route=None):
-        """Budgeted Graph-RAG: one ranked pool of seeds and network evidence inside (`budget_chunks`, `budget_tokens`).
-
-        Anchors: the question's entities (graph nodes), else the tickers of the vector top-k (P1's seeds). Pool: the
-        vector top-k, the anchors' chunks (HAS_NEWS_CHUNK) and, per INFLUENCES neighbour of an anchor above τ, its top
-        `neighbor_top` chunks with cosine > `neighbor_min_sim` (P1's rule), scored cosine × edge intensity. Filled by
-        `budget_select`: the evidence of the anchors' relation and each anchor first, then by score, one chunk per
-        article before a second one. With `diversity` > 0 an open question (`is_open_question`) draws on the top
-        `open_pool` vector candidates and `budget_select` fills entity-diversely; with `network_reserve` > 0 it keeps that
-        many slots for the evidence of connected companies the seeds do not name; with `article_expand` = n > 0 a question
-        about companies it does not name (`OPEN_CUES`) pins up to n chunks of the top article that name companies the
-        top chunk does not (`article_expansion`). With `lexical` = w > 0 every candidate — the top-k seeds
-        too — is ranked by `lexical_fusion` (cosine + w × BM25 / the best BM25) instead of cosine; P1's
-        `neighbor_min_sim` stays a cosine threshold."""
-        open_q = is_open_question(question)
-        div, reserve = (self.diversity, self.network_reserve) if open_q else (0.0, 0)
-        n_cand = min(max(self.k, self.open_pool if div else 0), len(self.store.rows))
+# %% ../../nbs/15_graphrag.rag.ipynb #b24abb19
+@patch
+def retrieve(self:GraphRAG, question:str, mode:str="graph", tau:float|None=None,
+             budget:tuple|None=None,      # vector mode: (chunks, tokens) instead of top-k, e.g. another result's `budget_of`
+             lexical:float=0.0            # vector mode: > 0 ranks by `lexical_fusion` (a hybrid baseline for ablations); 0 = cosine (FAISS)
+            ) -> RAGResult:
+    "Retrieve the context for `question` in `mode` 'vector', 'graph' or 'auto' (routed; `res.route` says where and why). No LLM."
+    if not question or not question.strip(): raise FinragError("the question is empty")
+    check_question(question)
+    if mode not in MODES: raise FinragError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    tau = self.tau if tau is None else tau
+    t, route = Timings(), None
+    if mode == "auto":
+        with t("route"): route = self.route(question)
+        mode = route["mode"]
+    res = RAGResult(question, mode, route=route, tau=tau if mode == "graph" else None)
+    res.score_kind = self.score_kind(mode, lexical)
+    with t("embed_query"): q = self.embedder.encode([question])[0].astype("float32")
+    if mode == "graph" and self.graph_mode == "budget": self._budget_graph(q, question, res, tau, t, route)
+    else:
+        n = self.k if budget is None else int(budget[0])
+        m = min(max(n, 1) if budget is None else 4*max(n, 1), len(self.store.rows))
         with t("vector_search"):
-            cos = self.store.embeddings @ q
-            if self.lexical > 0:
-                sims = lexical_fusion(cos, self.lexical_scores(question), self.lexical)
-                cands = [int(i) for i in np.argsort(-sims, kind="stable")[:n_cand]]
-            else:
-                sims = cos
-                D, I = self.store.index.search(q[None, :], n_cand)
-                cands = [int(i) for i in I[0] if i >= 0]
-        seeds = cands[:self.k]
-        with t("graph_hop"):
-            anchors = (route or {}).get("entities") if route else None
-            anchors = anchors if anchors is not None else self.question_entities(question)
-            if not anchors: anchors = list(dict.fromkeys(tk for i in seeds for tk in self.store.rows[i]["tickers"]))
-            nbrs = self.store.graph.neighbours(anchors, tau) if anchors else []
-            by_nbr = {}
-            for n in nbrs:
-                if n["neighbour"] not in anchors: by_nbr.setdefault(n["neighbour"], n)   # strongest edge into each neighbour
-            chunk_ids = self.store.graph.chunks_of(list(anchors) + list(by_nbr))
-        with t("rerank"):
-            pool = {i: self._item(i, sims[i], "seed") for i in cands}
-            for a in anchors:
-                for c in chunk_ids.get(a, []):
-                    i = self._row.get(c)
-                    if i is not None and i not in pool: pool[i] = self._item(i, sims[i], "seed")
-            for nb, e in by_nbr.items():
-                idx = [self._row[c] for c in chunk_ids.get(nb, []) if c in self._row and self._row[c] not in pool]
-                for j in sorted(idx, key=lambda i: -sims[i])[:self.neighbor_top]:
-                    if cos[j] <= self.neighbor_min_sim: continue
-                    pool[j] = self._item(j, sims[j] * e["intensity"], "network",
-                                         {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]})
-            pinned = []
-            if self.article_expand and cands and OPEN_CUES.search(question):
-                top = pool[cands[0]]
-                sib = [self._item(i, sims[i], "seed") for i in self._doc_rows(top.doc_id) if i != cands[0]]
-                pinned = article_expansion(top, sib, self.article_expand)
-                for c in pinned: pool.setdefault(self._row[c.chunk_id], c)
-            res.contexts = budget_select(list(pool.values()), anchors, self.budget_chunks, self.budget_tokens,
-                                         diversity=div, floor=self.floor, reserve=reserve, pinned=pinned)
-        used = {c.via["neighbour"] for c in res.contexts if c.via}
-        res.neighbours, res.candidate_edges = [n for n in nbrs if n["neighbour"] in used], [n for n in nbrs if n["neighbour"] not in anchors]
+            if lexical > 0 and mode == "vector":
+                f = lexical_fusion(self.store.embeddings @ q, self.lexical_scores(question), lexical)
+                I = np.argsort(-f, kind="stable")[None, :m]; D = f[I]
+            else: D, I = self.store.index.search(q[None, :], m)
+        cands = [self._item(int(i), d, "seed") for d, i in zip(D[0], I[0]) if i >= 0]
+        res.contexts = cands[:n] if budget is None else fill_budget(cands, n, budget[1])
+        if mode == "graph": self._hop(q, res, tau, t)
+    res.entities = sorted({tk for c in res.contexts for tk in c.tickers})
+    res.timings = dict(t)
+    return res
+
+# %% ../../nbs/15_graphrag.rag.ipynb #e6077fe3
+@patch
+def _hop(self:GraphRAG, q, res:RAGResult, tau:float, t:Timings):
+    "P1's hop 2, unbounded: every neighbour's top `neighbor_top` chunks with cosine > `neighbor_min_sim` appended to the seeds."
+    seeds = list(dict.fromkeys(tk for c in res.contexts for tk in c.tickers))
+    with t("graph_hop"):
+        nbrs = self.store.graph.neighbours(seeds, tau) if seeds else []
+        by_nbr = {}
+        for n in nbrs:                                                # strongest edge into each neighbour (order: first seen)
+            if n["intensity"] > by_nbr.get(n["neighbour"], {"intensity": -1.0})["intensity"]: by_nbr[n["neighbour"]] = n
+        chunk_ids = self.store.graph.chunks_of(list(by_nbr)) if by_nbr else {}
+    res.neighbours = nbrs
+    with t("rerank"):
+        have = {c.chunk_id for c in res.contexts}
+        for nb, e in by_nbr.items():
+            idx = [self._row[c] for c in chunk_ids.get(nb, []) if c in self._row and c not in have]
+            if not idx: continue
+            sims = self.store.embeddings[idx] @ q
+            for j in np.argsort(-sims, kind="stable")[:self.neighbor_top]:
+                if sims[j] <= self.neighbor_min_sim: break
+                res.contexts.append(self._item(idx[j], sims[j], "network",
+                                               {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]}))
+                have.add(self.store.rows[idx[j]]["id"])
+
+# %% ../../nbs/15_graphrag.rag.ipynb #b0286a82
+@dataclass
+class ContextState:
+    "One question's budgeted graph while the `CONTEXT_SOURCES` run: what they read and extend."
+    question: str; q: np.ndarray; tau: float     # the question, its embedding, the INFLUENCES threshold τ
+    route: dict|None = None                      # mode 'auto': the router's {mode, why, entities}
+    open_q: bool = False; n_cand: int = 0        # `is_open_question`; vector candidates to rank (k, or open_pool)
+    cos: np.ndarray|None = None; sims: np.ndarray|None = None   # every chunk's cosine, and its score (`lexical_fusion`)
+    cands: list = field(default_factory=list)    # rows of the vector candidates, best first (the first k: P1's seeds)
+    anchors: list = field(default_factory=list)  # the question's entities, else the seeds' tickers
+    nbrs: list = field(default_factory=list)     # INFLUENCES edges above τ from the anchors
+    by_nbr: dict = field(default_factory=dict)   # neighbour (not an anchor) -> its strongest edge
+    chunk_ids: dict = field(default_factory=dict)  # ticker -> its chunk ids (anchors and neighbours)
+    pool: dict = field(default_factory=dict)     # row -> `ContextItem`: the candidates (a row's first entry stays)
+    pinned: list = field(default_factory=list)   # chunks `budget_select` takes first, in order
+    select: dict = field(default_factory=dict)   # more `budget_select` options for this question (diversity, reserve)
+
+# %% ../../nbs/15_graphrag.rag.ipynb #3d4661f6
+class ContextSource(Protocol):
+    "A step of the budgeted graph: reads and extends `state`; returns the chunks it adds to the pool (or None)."
+    def __call__(self, rag:GraphRAG, state:ContextState) -> list[ContextItem]|None: ...
+
+# %% ../../nbs/15_graphrag.rag.ipynb #e45433c0
+CONTEXT_SOURCES = {}   # name -> (source, the [graphrag] key switching it on or None, timing stage or None); run order
+
+# %% ../../nbs/15_graphrag.rag.ipynb #a7303086
+def register_context_source(name:str, fn:ContextSource,  # fn(rag, state) -> the `ContextItem`s it adds to the pool
+                            key:str|None=None,           # the `[graphrag]` setting that turns it on; None = always
+                            stage:str|None="rerank"      # the `RAGResult.timings` stage it counts under; None = untimed
+                           ) -> None:
+    "Run `fn` after the context sources registered before it (a registered `name` is replaced in place)."
+    known = [f.name for f in fields(GraphRAGSettings)]
+    if key is not None and key not in known:
+        raise FinragError(f"context source {name!r}: unknown [graphrag] key {key!r}; known: {', '.join(known)}")
+    if not callable(fn): raise FinragError(f"context source {name!r}: {fn!r} is not callable as fn(rag, state)")
+    CONTEXT_SOURCES[name] = (fn, key, stage)
+
+# %% ../../nbs/15_graphrag.rag.ipynb #ca5a8d28
+def unregister_context_source(name:str) -> tuple:
+    "Remove the context source `name`; returns its (fn, key, stage) to register it again; `FinragError` if unknown."
+    if name not in CONTEXT_SOURCES:
+        raise FinragError(f"no context source {name!r}; registered: {', '.join(CONTEXT_SOURCES)}")
+    return CONTEXT_SOURCES.pop(name)
+
+# %% ../../nbs/15_graphrag.rag.ipynb #18502380
+def _entity_diverse(rag, st):
+    "`diversity` > 0, an open question (`is_open_question`): rank `open_pool` vector candidates, fill entity-diversely."
+    if st.open_q: st.n_cand = max(st.n_cand, rag.open_pool); st.select["diversity"] = rag.diversity
+
+def _network_reserve(rag, st):
+    "`network_reserve` = r > 0, an open question: `budget_select` keeps r slots for companies the seeds do not name."
+    if st.open_q: st.select["reserve"] = rag.network_reserve
+
+def _vector_seeds(rag, st):
+    "The `n_cand` best chunks by cosine (FAISS), or by `lexical_fusion` with `lexical` > 0; the first k are P1's seeds."
+    n, st.cos = min(st.n_cand, len(rag.store.rows)), rag.store.embeddings @ st.q
+    if rag.lexical > 0:
+        st.sims = lexical_fusion(st.cos, rag.lexical_scores(st.question), rag.lexical)
+        st.cands = [int(i) for i in np.argsort(-st.sims, kind="stable")[:n]]
+    else: st.sims, st.cands = st.cos, [int(i) for i in rag.store.index.search(st.q[None, :], n)[1][0] if i >= 0]
+    return [rag._item(i, st.sims[i], "seed") for i in st.cands]
+
+register_context_source("entity_diverse", _entity_diverse, "diversity", stage=None)
+register_context_source("network_reserve", _network_reserve, "network_reserve", stage=None)
+register_context_source("vector_seeds", _vector_seeds, stage="vector_search")
+
+# %% ../../nbs/15_graphrag.rag.ipynb #6dc7637e
+def _graph_hop(rag, st):
+    "The anchors (the router's or the question's entities, else the seeds' tickers), their INFLUENCES neighbours."
+    a = st.route.get("entities") if st.route else None
+    a = a if a is not None else rag.question_entities(st.question)
+    st.anchors = a or list(dict.fromkeys(tk for i in st.cands[:rag.k] for tk in rag.store.rows[i]["tickers"]))
+    st.nbrs = rag.store.graph.neighbours(st.anchors, st.tau) if st.anchors else []
+    for n in st.nbrs:                            # the strongest edge into each neighbour
+        if n["neighbour"] not in st.anchors: st.by_nbr.setdefault(n["neighbour"], n)
+    st.chunk_ids = rag.store.graph.chunks_of(list(st.anchors) + list(st.by_nbr))
+
+def _anchor_chunks(rag, st):
+    "Every chunk of an anchor (HAS_NEWS_CHUNK), as a seed."
+    rows = [rag._row.get(c) for a in st.anchors for c in st.chunk_ids.get(a, [])]
+    return [rag._item(i, st.sims[i], "seed") for i in rows if i is not None and i not in st.pool]
+
+register_context_source("graph_hop", _graph_hop, stage="graph_hop")
+register_context_source("anchor_chunks", _anchor_chunks)
+
+# %% ../../nbs/15_graphrag.rag.ipynb #27a93f6e
+def _network_evidence(rag, st):
+    "P1's rule: per neighbour its top `neighbor_top` new chunks with cosine > `neighbor_min_sim`, × edge intensity."
+    out, have = [], set(st.pool)
+    for nb, e in st.by_nbr.items():
+        idx = [rag._row[c] for c in st.chunk_ids.get(nb, []) if c in rag._row and rag._row[c] not in have]
+        for j in sorted(idx, key=lambda i: -st.sims[i])[:rag.neighbor_top]:
+            if st.cos[j] <= rag.neighbor_min_sim: continue
+            have.add(j); out.append(rag._item(j, st.sims[j] * e["intensity"], "network",
+                                              {"seed": e["seed"], "neighbour": nb, "edge_intensity": e["intensity"]}))
+    return out
+
+def _article_expansion(rag, st):
+    "`article_expand` = n > 0, a question about companies it does not name (`OPEN_CUES`): pins `article_expansion`'s n."
+    if not st.cands or not OPEN_CUES.search(st.question): return None
+    top = st.pool[st.cands[0]]
+    sib = [rag._item(i, st.sims[i], "seed") for i in rag._doc_rows(top.doc_id) if i != st.cands[0]]
+    got = article_expansion(top, sib, rag.article_expand); st.pinned += got
+    return got
+
+register_context_source("network_evidence", _network_evidence)
+register_context_source("article_expansion", _article_expansion, "article_expand")
+
+# %% ../../nbs/15_graphrag.rag.ipynb #cd980cc0
+@patch
+def _budget_graph(self:GraphRAG, q, question:str, res:RAGResult, tau:float, t:Timings, route=None):
+    """Budgeted Graph-RAG within (`budget_chunks`, `budget_tokens`): the `CONTEXT_SOURCES` whose `[graphrag]` key is on
+    build one ranked pool in order; `budget_select` fills the budget from it (the anchors' evidence first)."""
+    st = ContextState(question, q, tau, route, open_q=is_open_question(question), n_cand=self.k)
+    for fn, key, stage in list(CONTEXT_SOURCES.values()):
+        if key is not None and not getattr(self, key, getattr(self.settings, key)): continue
+        with t(stage) if stage else nullcontext():
+            for c in fn(self, st) or (): st.pool.setdefault(self._row[c.chunk_id], c)
+    with t("rerank"):
+        res.contexts = budget_select(list(st.pool.values()), st.anchors, self.budget_chunks, self.budget_tokens,
+                                     floor=self.floor, pinned=st.pinned, **st.select)
+    used = {c.via["neighbour"] for c in res.contexts if c.via}
+    res.neighbours = [n for n in st.nbrs if n["neighbour"] in used]
+    res.candidate_edges = [n for n in st.nbrs if n["neighbour"] not in st.anchors]
