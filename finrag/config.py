@@ -4,16 +4,15 @@
 
 # %% ../nbs/01_config.ipynb #837d01fa
 from __future__ import annotations
-import configparser, dataclasses, importlib.resources, math, os, re
+import configparser, dataclasses, importlib, importlib.resources, importlib.util, math, os, pkgutil, re
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from .core import InputError, project_root
 
 # %% auto #0
-__all__ = ['valid', 'check_range', 'with_overrides', 'DataSettings', 'GraphRAGSettings', 'ScorerSettings', 'HierarchicalSettings',
-           'LatticeSettings', 'ModelSettings', 'redact', 'Settings', 'settings_path', 'load_settings', 'get_settings',
-           'check_question']
+__all__ = ['DOC_CUTS', 'valid', 'check_range', 'with_overrides', 'DataSettings', 'ModelSettings', 'register_section', 'sections',
+           'redact', 'Settings', 'settings_path', 'load_settings', 'get_settings', 'check_question']
 
 # %% ../nbs/01_config.ipynb #7147068b
 def valid(lo=None,            # the least value allowed (None: no bound)
@@ -32,7 +31,7 @@ def _ok(v, r:dict) -> bool:
     if not math.isfinite(v): return False                       # NaN and ±inf are never a valid setting
     return ((r["lo"] is None or v >= r["lo"]) and (r["hi"] is None or v <= r["hi"]) and (r["gt"] is None or v > r["gt"]))
 
-def check_range(cls,                  # a settings dataclass (e.g. `LatticeSettings`)
+def check_range(cls,                  # a settings dataclass (e.g. `DataSettings`, `finrag.lattice.settings.LatticeSettings`)
                 name:str,             # its field
                 value,                # the value to check
                 path=None,            # the settings file, when the value came from one
@@ -48,7 +47,7 @@ def check_range(cls,                  # a settings dataclass (e.g. `LatticeSetti
     raise InputError(f"[{sec}] {name} = {value!r} must be {what}", path=path, field=f"{sec}.{name}")
 
 # %% ../nbs/01_config.ipynb #792b0b7c
-def with_overrides(config,               # a frozen settings record (`LatticeSettings`, ...) or a method's config record
+def with_overrides(config,               # a frozen settings record (`DataSettings`, a paper's `LatticeSettings`, ...) or a method's config record
                    overrides:dict,       # {field: value}; a None value keeps the config's value
                    where:str=""):        # who asks (e.g. 'LatticeRetriever'), for the error
     "`dataclasses.replace(config, **overrides)` with every value checked against its field's declared range (an override's error names it as an option, a record's as its key); `InputError` naming an unknown option and the known ones. How a constructor's `config=` takes one-off keyword variants."
@@ -71,114 +70,9 @@ class DataSettings:
     ivf_nlist_per_sqrt: float = valid(gt=0.0, what="> 0 (e.g. 2.0)")    # IVF cells: nlist = this x sqrt(chunks)
     ivf_nprobe: int = valid(1, what=">= 1 cells (e.g. 16)")              # IVF cells scanned per query
 
-# %% ../nbs/01_config.ipynb #314945f0
+# %% ../nbs/01_config.ipynb #996779cc
 _UNIT = dict(lo=0.0, hi=1.0)
 
-@dataclass(frozen=True)
-class GraphRAGSettings:
-    "`[graphrag]`: P1 (arXiv 2606.00062) — vector top-k, INFLUENCES threshold τ, network-evidence rule, question mix."
-    k: int = valid(1, 1000, what="in [1, 1000] seed chunks (paper: 5)")                    # seed chunks from the vector index (paper: 5)
-    tau: float = valid(**_UNIT, what="in [0, 1] (paper: 0.5)")               # INFLUENCES edges kept when intensity > tau (paper: 0.5 best)
-    tau_grid: tuple = valid(**_UNIT, what="a list of numbers in [0, 1]")     # τ ablation grid (paper: 0.3/0.5/0.7)
-    neighbor_top: int = valid(1, 1000, what="in [1, 1000] (paper: 2)")                     # network-evidence chunks per neighbour (paper: 2)
-    neighbor_min_sim: float = valid(-1.0, 1.0, what="in [-1, 1] (paper: 0.2)")  # minimum cosine of an evidence chunk to the query (paper: 0.2)
-    n_questions: int = valid(1, 100_000, what="in [1, 100000]")                                 # evaluation set size (paper: 100)
-    n_direct: int = valid(0, what=">= 0")                                    # direct questions (paper: 30)
-    n_relational: int = valid(0, what=">= 0")                                # relational questions (paper: 70)
-    graph_mode: str = valid(choices=("paper", "budget"))                     # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
-    budget_chunks: int = valid(1, 1000, what="in [1, 1000] chunks (an empty context answers nothing)")  # graph mode 'budget' and auto: context chunks, seeds and network evidence together
-    budget_tokens: int = valid(1, 1_000_000, what="in [1, 1000000] tokens")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
-    dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
-    boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
-    diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (`budget_select`)
-    floor: float = valid(**_UNIT, what="in [0, 1]")                          # ... among chunks within this share of the best score
-    open_pool: int = valid(1, 1000, what="in [1, 1000] chunks")              # ... over this many vector candidates instead of k
-    network_reserve: int = valid(0, 1000, what="in [0, 1000] chunks")        # graph mode 'budget', open questions: context slots kept for connected companies' evidence
-    article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
-    lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
-    verify: bool                                                             # `ask`/`demo`: check each answer sentence against the chunk it cites by default (only with a judge people agree with)
-    citation_judge: str = valid(choices=("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm"))   # the citation check's judge (`finrag.graphrag.answer.citation_judge`)
-    answer_format: str = valid(choices=("text", "cited"))   # how the LLM answers: 'text' (free text, [id] after each sentence) | 'cited' (JSON sentences with chunk ids, a schema; `finrag.graphrag.cited`)
-
-
-# %% ../nbs/01_config.ipynb #7cfb37f1
-@dataclass(frozen=True)
-class ScorerSettings:
-    "How one stage-2 scorer runs in the cascade (a sub-record of `HierarchicalSettings`, see `HierarchicalSettings.scorer`)."
-    pool: int|None     # stage 2 scores only stage 1's best this many (None: all of stage 1's survivors)
-    weight: float      # interp fusion: weight of stage 2
-    raw: bool          # stage 2 reads the raw query and documents (not the pre-retrieved ones)
-    max_doc_tokens: int|None = None   # LLM judge: documents cut to about this many tokens
-    cut: str|None = None              # LLM judge: 'head' | 'query' (`finrag.relevance.cut_document`)
-
-# %% ../nbs/01_config.ipynb #cd147abb
-@dataclass(frozen=True)
-class HierarchicalSettings:
-    "`[hierarchical]`: P2 (FinanceRAG) — every default of the cascade: the stages, fusion, keeps, the LLM judge's own settings, the long-context threshold."
-    stage1: str = valid(choices=("bm25", "biencoder", "hybrid", "zsum", "zsum:auto"))   # stage-1 scorer over the whole corpus
-    preretrieval: tuple[str, ...] = valid(choices=("none", "lowercase", "units", "abbreviations", "typos", "keywords", "tables"))  # the rule-based pre-retrieval steps `preretrieval=True` runs (`PreRetrievalConfig.from_settings`)
-    stage2: str                # stage-2 scorer (a name of `finrag.hierarchical.pipeline.stage_scorer_names()`) or 'none' (stage 1 alone)
-    fusion: str = valid(choices=("none", "rrf", "interp"))          # how a stage 2 is fused with stage 1
-    weight: float = valid(**_UNIT, what="in [0, 1]")               # interp: weight of stage 2 (scorers without their own)
-    stage1_keep: int = valid(1, 100_000, what="in [1, 100000] documents (paper: 100)") # fast scorer keeps this many (paper: 100)
-    final_k: int = valid(1, 100_000, what="in [1, 100000] documents (paper: 20)")      # strong scorer keeps this many (paper: 20)
-    long_context_tokens: int = valid(1, what=">= 1 token (paper: 64000)")  # split/merge above this many context tokens (paper: 64k)
-    llm_pool: int = valid(1, 100_000, what="in [1, 100000] documents")                 # stage 2 = llm: the judge re-scores stage 1's best this many
-    llm_weight: float = valid(**_UNIT, what="in [0, 1]")           # stage 2 = llm: its interp weight
-    llm_max_doc_tokens: int = valid(8, what=">= 8 tokens")         # stage 2 = llm: documents cut to about this many tokens
-    llm_cut: str = valid(choices=("head", "query"))                # stage 2 = llm: which part of a document it reads
-    llm_raw: bool              # stage 2 = llm: reads the raw query and documents
-    ce_pool: int = valid(1, 100_000, what="in [1, 100000] documents")                  # stage 2 = ce: the trained cross-encoder re-scores stage 1's best this many
-    ce_weight: float = valid(**_UNIT, what="in [0, 1]")            # stage 2 = ce: its interp weight (1 = its order alone)
-    ce_raw: bool               # stage 2 = ce: reads the raw query and documents
-    ce_min_best: float = valid(**_UNIT, what="in [0, 1] (0 = always rerank)")  # stage 2 = ce: unsure when its best score of the pool is below this: stage 1's order kept
-    abstain_score: str = valid(choices=("stage1_top", "cosine_top1", "cosine_max", "term_coverage"))  # `finrag answer`: the score that decides the documents answer
-    abstain_below: float = valid(what="a score on abstain_score's scale")  # `finrag answer` abstains when that score is below this
-
-    def scorer(self, name:str|None) -> ScorerSettings:
-        "The settings of stage-2 scorer `name` as users type it (`llm`) or as the scorer calls itself (`llm-yesno`)."
-        if name in ("llm", "llm-yesno"): return ScorerSettings(self.llm_pool, self.llm_weight, self.llm_raw, self.llm_max_doc_tokens, self.llm_cut)
-        if name and (name == "ce" or name.startswith("ce:")): return ScorerSettings(self.ce_pool, self.ce_weight, self.ce_raw)
-        return ScorerSettings(None, self.weight, False)
-
-# %% ../nbs/01_config.ipynb #5dbeb7ea
-@dataclass(frozen=True)
-class LatticeSettings:
-    "`[lattice]`: P3 (LATTICE) — the tree build (`finrag.lattice.build.build_tree`, `finrag lattice build`) and the search (`src/hyperparams.py` of the public code)."
-    strategy: str = valid(choices=("top-down", "bottom-up", "hybrid"))  # build: how the tree is built (paper's v2: top-down)
-    summarizer: str = valid(choices=("llm", "extractive"))     # build: internal-node summaries
-    doc_summarizer: str = valid(choices=("llm", "extractive")) # build: document (leaf) summaries
-    partitioner: str = valid(choices=("llm", "kmeans"))        # build: top-down splits
-    branching: int = valid(2, what=">= 2 children")            # build: M, clusters per split
-    max_leaf_docs: int = valid(1, what=">= 1 document")        # build: a node with at most this many documents gets them as leaves
-    partition_tokens: int = valid(0, what=">= 0 tokens (0 = the whole context)")  # build: prompt + answer tokens of one LLM partition call
-    llm_depth: int = valid(0, what=">= 0 (0 = every level)")   # build: the LLM partitions/summarises only above this depth
-    beam: int = valid(1, 1000, what="in [1, 1000] nodes")                     # search: max_beam_size
-    iterations: int = valid(1, 1000, what="in [1, 1000]")                    # search: num_iters
-    path_alpha: float = valid(**_UNIT, what="in [0, 1]")       # search: relevance_chain_factor α of the path-score EMA
-    num_leaf_calib: int = valid(0, what=">= 0 leaves")         # search: calibration leaves added to leaf slates
-    pl_tau: float = valid(gt=0.0, what="> 0")                  # search: Plackett–Luce temperature of the latent score model
-    max_slate: int = valid(2, what=">= 2 nodes")               # search: a slate larger than this warns once and is scored in parts of at most this size
-    scorer: str = valid(choices=("llm", "pointwise", "listwise", "embedding", "hybrid", "ce"))  # search: the slate scorer (`LatticeRetriever`)
-    llm_docs: int = valid(0, what=">= 0 documents")            # search, scorer=hybrid: slates of nodes covering at most this many documents go to the LLM
-    relevance: str                                             # search, LLM scorers: the relevance definition (a key of `RELEVANCE_DEFINITIONS`, or its text)
-    reasoning: bool                                            # search, scorer=listwise: ask for reasoning before the scores (the paper's prompt)
-    embed_desc: str = valid(choices=("titles", "summary"))     # search, embedding/hybrid/ce scorers: internal nodes shown as their member titles or their summary
-    calibration: bool                                          # search: calibration leaves and the latent score model (false: the "no calibration" ablation)
-    path_relevance: bool                                       # search: the path-score EMA (false: α = 1, the "no path relevance" ablation)
-    lambda_mse: float = valid(**_UNIT, what="in [0, 1]")       # search: the latent score model's MSE weight
-    search_seed: int                                           # search: the seed of the reference-leaf sampling
-    pointwise_tokens: int = valid(0, what=">= 0 tokens (0 = no limit)")  # search, scorer=pointwise: prompt tokens per query, then the search stops
-    hybrid_tokens: int = valid(0, what=">= 0 tokens (0 = no limit)")     # search, scorer=hybrid: LLM prompt tokens per query, then the embeddings alone
-    fusion: str = valid(choices=("rrf", "z"))                  # LATTICE++: how LATTICE's run is fused with BM25's and dense's
-    fusion_weights: tuple = valid(0.0, 100.0, what="three numbers in [0, 100] (LATTICE, BM25, dense)")  # LATTICE++: the runs' weights
-    fusion_rrf_k: float = valid(gt=0.0, what="> 0")            # LATTICE++ with fusion = rrf: the RRF constant
-    grow_route: str = valid(choices=("centroid", "descriptions"))  # update: where `add_documents` inserts a document (the nearest leaf centroid, as the k-means build; or the scorer on node descriptions)
-    stale_share: float = valid(0.0, 0.99, what="in [0, 0.99]") # update: a node on a changed path is re-summarised when more than this share of its documents changed
-    spill: bool                                                # update: a full leaf cluster passes the document to its best sibling with room instead of splitting
-    grow_split: str = valid(choices=("sibling", "child"))      # update: an overflowing leaf cluster splits into new siblings (the parent has room) or new children
-
-# %% ../nbs/01_config.ipynb #996779cc
 @dataclass(frozen=True)
 class ModelSettings:
     "`[models]`: which backend serves each model interface, and the LLM client's knobs."
@@ -200,9 +94,11 @@ class ModelSettings:
     max_question_chars: int = valid(1, 1_000_000, what="in [1, 1000000] characters")  # a longer question is refused (`check_question`) before it reaches a prompt
     cache_dir: str            # on-disk caches (LLM calls, embeddings); relative to the project root
 
+# %% ../nbs/01_config.ipynb #5ec71a06
+DOC_CUTS = ("head", "query")   # the part of a long document an LLM judge reads: its head | the sentences nearest the query (`finrag.relevance.cut_document`)
+
 # %% ../nbs/01_config.ipynb #2334d45c
-_SECTIONS = {"data": DataSettings, "graphrag": GraphRAGSettings, "hierarchical": HierarchicalSettings,
-             "lattice": LatticeSettings, "models": ModelSettings}
+_SECTIONS = {"data": DataSettings, "models": ModelSettings}   # section -> record: the core's; each paper registers its own (`register_section`)
 _BOOL = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
 
 def _cast(raw:str, typ, path, section, key):
@@ -228,6 +124,33 @@ def _section(cls, cp, path, name):
         if f.name not in cp[name]: raise InputError(f"missing key '{f.name}' in [{name}]", path=path, field=f"{name}.{f.name}")
         vals[f.name] = _cast(cp[name][f.name], f.type, path, name, f.name)
     return cls(**vals)
+
+# %% ../nbs/01_config.ipynb #5ec71a01
+def register_section(name:str,   # the section of settings.ini (`[lattice]`); `get_settings().<name>` holds its record
+                     record):    # a frozen dataclass of `valid` fields without defaults (every key lives in settings.ini)
+    """Register (or replace) the record of a `settings.ini` section, as `finrag.retrieval.register_method` registers a
+    method: `load_settings` reads the section into it (a missing or unknown key is an error), checks each value's
+    declared range, and the section becomes a field of the `Settings` it returns. Returns `record`."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", str(name)) or name in _OWN_FIELDS:
+        raise InputError(f"a settings section is a lower-case name other than {', '.join(sorted(_OWN_FIELDS))}, got {name!r}", field="name")
+    if not dataclasses.is_dataclass(record): raise InputError(f"[{name}]: the record must be a dataclass, got {record!r}", field="record")
+    _SECTIONS[name] = record
+    return record
+
+# %% ../nbs/01_config.ipynb #5ec71a02
+@lru_cache(maxsize=None)
+def _discover() -> tuple:
+    "Import the `settings` module of every package of finrag once (a paper's: it registers its sections); their names."
+    pkgs = [m.name for m in pkgutil.iter_modules([str(importlib.resources.files("finrag"))]) if m.ispkg]
+    found = tuple(p for p in sorted(pkgs) if importlib.util.find_spec(f"finrag.{p}.settings") is not None)
+    for p in found: importlib.import_module(f"finrag.{p}.settings")
+    return found
+
+def sections() -> dict:
+    """{section: record} of every section `load_settings` reads, sorted by name: the core's `[data]` and `[models]` and
+    each paper's (`register_section`, run by the paper's `settings` module, which this imports once)."""
+    _discover()
+    return {k: _SECTIONS[k] for k in sorted(_SECTIONS)}
 
 # %% ../nbs/01_config.ipynb #a1c9e0d4
 _URL_CRED = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'\\]+@")
@@ -269,8 +192,8 @@ def _redact_tree(x, secrets):
 
 def _check_ranges(secs:dict, path):
     "`InputError` naming the file, section, key, value and the allowed range for the first value out of its declared range (`valid`; NaN and inf included)."
-    for sec, cls in _SECTIONS.items():
-        for f in fields(cls): check_range(cls, f.name, getattr(secs[sec], f.name), path)
+    for rec in secs.values():
+        for f in fields(rec): check_range(type(rec), f.name, getattr(rec, f.name), path)
     d = secs["data"]
     if not d.chunk_overlap < d.chunk_tokens:
         raise InputError(f"[data] chunk_overlap = {d.chunk_overlap!r} must be >= 0 and below chunk_tokens = {d.chunk_tokens} (e.g. {d.chunk_tokens // 10})",
@@ -285,12 +208,11 @@ def _check_models(m:ModelSettings, path, tier:str|None=None) -> ModelSettings:
 # %% ../nbs/01_config.ipynb #c741204c
 @dataclass(frozen=True)
 class Settings:
-    "All of `settings.ini`, plus the endpoint/credential overrides from the environment."
+    """All of `settings.ini`, plus the endpoint/credential overrides from the environment. The core's sections are
+    fields here; `load_settings` returns this record extended by one field per registered section (`register_section`:
+    `.graphrag`, `.hierarchical`, `.lattice`), so `dataclasses.asdict`, `replace` and `repr` see every section."""
     path: str
     data: DataSettings
-    graphrag: GraphRAGSettings
-    hierarchical: HierarchicalSettings
-    lattice: LatticeSettings
     models: ModelSettings
     llm_base_url: str|None    # FINRAG_LLM_BASE_URL: any OpenAI-compatible server; None = start the local one
     llm_api_key: str          # FINRAG_LLM_API_KEY (default 'not-needed' for local servers)
@@ -305,12 +227,29 @@ class Settings:
         body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
         return redact(f"Settings({body})", [self.llm_api_key, self.neo4j_password])
 
+    def __reduce__(self):
+        "Pickled as its fields' names and values (the class with the papers' sections is made by `load_settings`)."
+        fs = fields(self)
+        return (_settings_from, (tuple(f.name for f in fs), tuple(getattr(self, f.name) for f in fs)))
+
     @property
     def cache_dir(self) -> Path:
         "The on-disk cache folder (`$FINRAG_CACHE_DIR`, else `[models] cache_dir` under the checkout's root, or under the working directory when installed from a wheel)."
         p = Path(os.environ.get("FINRAG_CACHE_DIR") or self.models.cache_dir)
         root = project_root()
         return p if p.is_absolute() else (root if (root/"nbs").is_dir() else Path.cwd())/p
+
+_OWN_FIELDS = {f.name for f in fields(Settings)} - {"data", "models"}   # not a section's name
+
+@lru_cache(maxsize=None)
+def _settings_class(names:tuple) -> type:
+    "`Settings` with a field per section of `names` (the registered papers' sections)."
+    return dataclasses.make_dataclass("Settings", [(n, _SECTIONS.get(n, object)) for n in names], bases=(Settings,),
+                                      namespace={"__module__": Settings.__module__}, frozen=True, repr=False)
+
+def _settings_from(names:tuple, values:tuple) -> Settings:
+    own = {f.name for f in fields(Settings)}
+    return _settings_class(tuple(n for n in names if n not in own))(**dict(zip(names, values)))
 
 # %% ../nbs/01_config.ipynb #7a696467
 def settings_path() -> Path:
@@ -327,15 +266,16 @@ def load_settings(path=None) -> Settings:
     try: cp.read(path, encoding="utf-8")
     except configparser.Error as e: raise InputError(f"not a valid INI file: {e}", path=path) from None
     except UnicodeDecodeError as e: raise InputError(f"not a UTF-8 text file (byte {e.start}: {e.reason})", path=path) from None
+    known = sections()
     for s in cp.sections():              # a section finrag does not read (a typo, or [GraphRAG]: names are case-sensitive) is an error
-        if s not in _SECTIONS:
-            hint = f" (section names are lower-case: [{s.lower()}])" if s.lower() in _SECTIONS else ""
-            raise InputError(f"unknown section [{s}]{hint}; known: {', '.join(f'[{k}]' for k in _SECTIONS)}", path=path, field=s)
-    secs = {k: _section(cls, cp, path, k) for k, cls in _SECTIONS.items()}
+        if s not in known:
+            hint = f" (section names are lower-case: [{s.lower()}])" if s.lower() in known else ""
+            raise InputError(f"unknown section [{s}]{hint}; known: {', '.join(f'[{k}]' for k in known)}", path=path, field=s)
+    secs = {k: _section(cls, cp, path, k) for k, cls in known.items()}
     _check_ranges(secs, path)
     env = os.environ.get
-    secs["models"] = _check_models(secs["models"], path, env("FINRAG_LLM"))
-    return Settings(path=str(path), **secs,
+    data, models = secs.pop("data"), _check_models(secs.pop("models"), path, env("FINRAG_LLM"))
+    return _settings_class(tuple(secs))(path=str(path), data=data, models=models, **secs,
                     llm_base_url=env("FINRAG_LLM_BASE_URL") or None, llm_api_key=env("FINRAG_LLM_API_KEY") or "not-needed",
                     llm_model_override=env("FINRAG_LLM_MODEL") or None,
                     neo4j_uri=env("FINRAG_NEO4J_URI") or None, neo4j_user=env("FINRAG_NEO4J_USER") or "neo4j",
@@ -343,13 +283,13 @@ def load_settings(path=None) -> Settings:
 
 # %% ../nbs/01_config.ipynb #4598000c
 @lru_cache(maxsize=None)
-def _cached(path:str, env_key:tuple) -> Settings: return load_settings(path)
+def _cached(path:str, env_key:tuple, names:tuple) -> Settings: return load_settings(path)
 
 def get_settings() -> Settings:
-    "The process-wide settings (re-read when `FINRAG_SETTINGS` or an override variable changes)."
+    "The process-wide settings (re-read when `FINRAG_SETTINGS` or an override variable changes, or a section is registered)."
     keys = ("FINRAG_LLM", "FINRAG_LLM_BASE_URL","FINRAG_LLM_MODEL","FINRAG_LLM_API_KEY","FINRAG_NEO4J_URI","FINRAG_NEO4J_USER",
             "FINRAG_NEO4J_PASSWORD","FINRAG_NEO4J_DATABASE")
-    return _cached(str(settings_path()), tuple(os.environ.get(k) for k in keys))
+    return _cached(str(settings_path()), tuple(os.environ.get(k) for k in keys), tuple(sections().items()))
 
 # %% ../nbs/01_config.ipynb #a133a92e
 def check_question(question:str,          # the user's question

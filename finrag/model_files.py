@@ -7,6 +7,7 @@ from __future__ import annotations
 import json, re
 from pathlib import Path
 from .core import InputError, ModelUnavailableError
+_ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")   # the inputs of finrag's ONNX exports (BERT-style)
 
 # %% auto #0
 __all__ = ['ONNX_KINDS', 'onnx_only', 'model_recipe', 'verify_model_folder']
@@ -118,7 +119,7 @@ def _onnx_session(f:Path, threads:int, role:str):
     except Exception as e:         # onnxruntime's InvalidProtobuf, Fail, ...: a damaged or foreign file
         raise ModelUnavailableError(f"{f}: ONNX Runtime cannot load it ({type(e).__name__}: {str(e).splitlines()[0][:80]}): {_fix(role)}") from None
     want, outs = ("logits" if role == "cross-encoder" else "last_hidden_state"), [o.name for o in s.get_outputs()]
-    missing = {"input_ids", "attention_mask", "token_type_ids"} - {i.name for i in s.get_inputs()}
+    missing = set(_ONNX_INPUTS) - {i.name for i in s.get_inputs()}
     if outs[:1] != [want] or missing:
         raise ModelUnavailableError(f"{f}: outputs {outs} (inputs missing {sorted(missing)}), not a {role}'s '{want}': {_fix(role)}")
     return s

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from .core import InputError, ModelUnavailableError, stable_id
 from .config import get_settings
-from .model_files import _fix, _json_file, _load_tokenizer, _max_positions, _onnx_session, _whole, onnx_only, verify_model_folder
+from .model_files import _ONNX_INPUTS, _fix, _json_file, _load_tokenizer, _max_positions, _onnx_session, _whole, onnx_only, verify_model_folder
 
 _log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def export_transformer(path,            # a local transformers model folder (a s
         def forward(self, input_ids, attention_mask, token_type_ids):
             o = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
             return o.logits if ce else o.last_hidden_state
-    names, oname = ["input_ids", "attention_mask", "token_type_ids"], "logits" if ce else "last_hidden_state"
+    names, oname = list(_ONNX_INPUTS), "logits" if ce else "last_hidden_state"
     ids = torch.ones(2, 8, dtype=torch.long)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")

@@ -9,11 +9,12 @@ from .llm import LLMClient, chat_many, get_llm
 from .config import get_settings
 from .chunking import CHARS_PER_TOKEN, split_sentences
 from .core import FENCE_RULE, InputError, fence
+from .config import DOC_CUTS
 
 # %% auto #0
-__all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'DOC_CUTS', 'yes_probability', 'first_token_top', 'chat_logprobs',
-           'truncate_tokens', 'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'judgement_parts',
-           'relevance', 'relevance_many', 'judge_tier', 'get_judge_llm', 'query_window']
+__all__ = ['RELEVANCE_SYSTEM', 'RELEVANCE_INSTRUCTION', 'yes_probability', 'first_token_top', 'chat_logprobs', 'truncate_tokens',
+           'focus_text', 'check_cut', 'cut_document', 'relevance_messages', 'judgement_parts', 'relevance',
+           'relevance_many', 'judge_tier', 'get_judge_llm', 'query_window']
 
 # %% ../nbs/04c_relevance.ipynb #71cc35ff
 def yes_probability(top:list,       # [(token, logprob), ...] of the first answer token (may be empty)
@@ -113,9 +114,6 @@ def focus_text(query:str, text:str, max_tokens:int,
         if j and i > keep[j - 1] + 1: parts.append("…")
         parts.append(units[i])
     return "\n".join(parts + (["…"] if keep[-1] < len(units) - 1 else []))
-
-# %% ../nbs/04c_relevance.ipynb #6e339123
-DOC_CUTS = ("head", "query")
 
 # %% ../nbs/04c_relevance.ipynb #011e1d67
 def check_cut(cut:str) -> str:

@@ -82,7 +82,7 @@ def check_param(name:str, value, spec:dict):
     field of the same name (`finrag.config.check_range`, e.g. `tau` in [0, 1]), an output folder (`OUTPUT_DIRS`) inside
     the project and a `tag` that is a file name (no path separator, no `..`). Else `InputError` naming the parameter."""
     import ast
-    from finrag.config import _SECTIONS, check_range
+    from finrag.config import check_range, sections
     from dataclasses import fields
     hlp = spec.get("help") or ""
     try: d = ast.literal_eval(spec.get("default") or "None")
@@ -101,7 +101,7 @@ def check_param(name:str, value, spec:dict):
     elif isinstance(d, (list, tuple)):
         if not isinstance(value, list): bad("expected a JSON list, e.g. [0.3, 0.5]")
     elif isinstance(d, str) and not isinstance(value, str): bad("expected a string")
-    owners = [cls for cls in _SECTIONS.values() if name in {f.name for f in fields(cls)}]
+    owners = [cls for cls in sections().values() if name in {f.name for f in fields(cls)}]
     if len(owners) == 1 and value is not None and not isinstance(value, (str, dict)):
         check_range(owners[0], name, tuple(value) if isinstance(value, list) else value, option=f"-p {name}")
     if isinstance(value, int) and not isinstance(value, bool) and isinstance(d, int) and not isinstance(d, bool) and d >= 0 and value < 0:

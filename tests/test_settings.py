@@ -27,7 +27,8 @@ def test_p2_defaults_are_the_recorded_choices():
     j = r["llm_stage2_choice"]                                                    # the LLM judge's own settings
     kind, w = j["variant"].split()
     assert (h.llm_cut, "interp", h.llm_weight) == (j["cut"], kind, float(w))
-    assert h.scorer("llm").weight == h.llm_weight and h.scorer("llm-yesno").cut == j["cut"]
+    from finrag.hierarchical.pipeline import scorer_settings
+    assert scorer_settings("llm", h).weight == h.llm_weight and scorer_settings("llm-yesno", h).cut == j["cut"]
 
 
 def test_p2_fusion_weight_is_the_recorded_choice():
@@ -204,17 +205,34 @@ def test_the_measured_constant_check_can_fail(tmp_path):
 
 
 def test_setting_choices_are_the_registered_names():
-    "One list per name set (issue 39): the settings' allowed scorers are the names the papers' code builds, and every registered method is a CLI choice."
+    "One list per name set (issue 39): the settings' allowed scorers are names the papers' code builds, and every registered method is a CLI choice."
+    import importlib
     from dataclasses import fields
-    from finrag.config import HierarchicalSettings, LatticeSettings
+    from finrag.hierarchical.settings import HierarchicalSettings
     from finrag.hierarchical.pipeline import stage_scorer_names
-    from finrag.lattice.search import SLATE_SCORERS
+    from finrag.lattice.settings import SLATE_SCORERS, LatticeSettings
     import finrag.methods as M
     choices = lambda cls, name: next(f for f in fields(cls) if f.name == name).metadata["range"]["choices"]
     assert set(choices(HierarchicalSettings, "stage1")) <= set(stage_scorer_names())
-    assert set(choices(LatticeSettings, "scorer")) == set(SLATE_SCORERS) | {"llm"}    # 'llm': the older name of pointwise
+    assert choices(LatticeSettings, "scorer") is SLATE_SCORERS                # [lattice] scorer takes the registry's names: no second list
+    for name, e in SLATE_SCORERS.items():                                      # every registered builder exists
+        b = e.builder
+        if isinstance(b, str): b = getattr(importlib.import_module(b.split(":")[0]), b.split(":")[1])
+        assert callable(b), name
+    assert get_settings().lattice.scorer in SLATE_SCORERS
     assert get_settings().hierarchical.stage2 in set(stage_scorer_names()) | {"none"}
     assert {"bm25", "dense", "hybrid", "hierarchical", "lattice", "lattice++"} <= set(M.methods())
+
+
+def test_the_papers_sections_need_no_paper_import():
+    "`import finrag.config` alone reads every paper's section (`sections()` imports each package's settings module), and the record pickles."
+    import pickle, subprocess, sys
+    code = ("import pickle; from finrag.config import get_settings; s = get_settings(); "
+            "print(type(s.lattice).__module__, type(s.graphrag).__module__, s.hierarchical.final_k, pickle.loads(pickle.dumps(s)) == s)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["finrag.lattice.settings", "finrag.graphrag.settings", "20", "True"], p.stdout
+    assert pickle.loads(pickle.dumps(get_settings())) == get_settings()
 
 
 def test_p3_embed_desc_is_the_recorded_choice():

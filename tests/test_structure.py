@@ -207,3 +207,48 @@ def test_constructors_take_config_records_not_a_dozen_keywords():
 def test_the_width_check_can_fail(tmp_path):
     (tmp_path / "m.py").write_text("def f(a, b, c, d, e, f, g, h, i, *, j=1, **kw): pass\nclass C:\n    def __init__(self, a): pass\n")
     assert wide_functions(tmp_path) == {"m.py:f": 11}
+
+
+# ---- one list per name set: a literal list of names spelled in two modules is a second list that can drift ----
+
+NAME = r"[\w.+:@<>-]+"   # a name as finrag's choices spell them ('top-down', 'ce+lexical', 'zsum:auto'); not a sentence
+
+
+def name_lists(sources: dict, at_least: int = 3) -> dict:
+    "{the names, sorted: ['module:line', ...]} of every literal tuple, list or set of `at_least` or more string names in `sources` ({module: its text})."
+    import re
+    out = {}
+    for mod, text in sources.items():
+        for n in ast.walk(ast.parse(text)):
+            if not isinstance(n, (ast.Tuple, ast.List, ast.Set)) or len(n.elts) < at_least: continue
+            if all(isinstance(e, ast.Constant) and isinstance(e.value, str) and re.fullmatch(NAME, e.value) for e in n.elts):
+                out.setdefault(tuple(sorted(e.value for e in n.elts)), []).append(f"{mod}:{n.lineno}")
+    return out
+
+
+def duplicated_name_lists(sources: dict, at_least: int = 3) -> dict:
+    "The name lists of `name_lists` that appear in more than one module (the same names in any order)."
+    return {k: v for k, v in name_lists(sources, at_least).items() if len({x.rsplit(":", 1)[0] for x in v}) > 1}
+
+
+def library_sources() -> dict:
+    return {str(p.relative_to(LIB)): p.read_text(encoding="utf-8") for p in sorted(LIB.rglob("*.py"))
+            if "__pycache__" not in p.parts and p.name != "_modidx.py"}
+
+
+def test_no_name_list_is_spelled_in_two_modules():
+    "A list of names (a setting's choices, a registry's keys) lives in one module, the paper's settings or the core, and is imported elsewhere."
+    dup = duplicated_name_lists(library_sources())
+    assert dup == {}, "the same list of names is spelled in more than one module (declare it once and import it): " + \
+        "; ".join(f"{list(k)} at {', '.join(v)}" for k, v in dup.items())
+
+
+def test_the_duplicate_name_list_check_can_fail():
+    src = {"a.py": 'MODES = ("vector", "graph", "auto")\nX = ("vector", "graph")\n',
+           "b.py": 'def f(m):\n    if m not in ["auto", "graph", "vector"]: raise ValueError(m)\n    return ("not a name", "b", "c"), ("vector", "graph")\n',
+           "c.py": 'A = ("x", "y", "z")\nB = ("z", "y", "x")   # one module twice: not a second list elsewhere\n'}
+    assert duplicated_name_lists(src) == {("auto", "graph", "vector"): ["a.py:1", "b.py:2"]}
+    assert ("vector", "graph") not in duplicated_name_lists(src) and ("graph", "vector") in duplicated_name_lists(src, at_least=2)
+    assert duplicated_name_lists({"a.py": 'T = ("top-down", "bottom-up", "hybrid")', "b.py": 'S = ["hybrid", "top-down", "bottom-up"]'}) == \
+        {("bottom-up", "hybrid", "top-down"): ["a.py:1", "b.py:1"]}
+    assert len(library_sources()) > 50 and any(k == ("extractive", "llm") for k in name_lists(library_sources(), 2))   # it reads the library

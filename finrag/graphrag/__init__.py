@@ -6,4 +6,4 @@
 __all__ = []
 
 # %% ../../nbs/10_graphrag.ipynb #2e049779
-# P1: Graph-RAG — the modules, in reading order: enrich, graph, ingest, boilerplate, rag, questions, ragas_adapter, eval (import each by its full name).
+# P1: Graph-RAG — the modules, in reading order: settings, enrich, graph, ingest, boilerplate, rag, questions, ragas_adapter, eval (import each by its full name).

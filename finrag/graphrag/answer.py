@@ -11,13 +11,14 @@ from ..chunking import CHARS_PER_TOKEN
 from .rag import ContextItem, RAGResult, GraphRAG
 from .cited import (CITE_ID_CHARS, MAX_SENTENCES, CITED_JSON_TOKENS, CITED_SYSTEM_PROMPT, CITED_INSTRUCTION, cited_json, parse_cited, render_cited,
                                    _CitedStream, _answer_format, _refused, _why_fallback)
+from .settings import CITATION_JUDGES
 
 # %% auto #0
 __all__ = ['NEWS_OPEN', 'NEWS_CLOSE', 'SYSTEM_PROMPT', 'SUPPORT_INSTRUCTION', 'NEGATORS', 'NEGATING_VERBS', 'STOPPING_VERBS',
-           'DIRECTION_WORDS', 'NEGATION_SCOPE', 'DIRECTION_WINDOW', 'COMPANY_LABELS', 'CITATION_JUDGES',
-           'ANSWER_CONTINUATION', 'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer',
-           'answer_many', 'ask', 'support_query', 'answer_sentences', 'figures', 'support_overlap',
-           'consistency_conflicts', 'citation_judge', 'verify_citations', 'citation_summary', 'quote_answer']
+           'DIRECTION_WORDS', 'NEGATION_SCOPE', 'DIRECTION_WINDOW', 'COMPANY_LABELS', 'ANSWER_CONTINUATION',
+           'build_prompt', 'prompt_tokens_estimate', 'fit_context', 'check_citations', 'answer', 'answer_many', 'ask',
+           'support_query', 'answer_sentences', 'figures', 'support_overlap', 'consistency_conflicts', 'citation_judge',
+           'verify_citations', 'citation_summary', 'quote_answer']
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #ee8b99a4
 NEWS_OPEN, NEWS_CLOSE = FENCE_OPEN.format(kind="NEWS", id="{id}"), FENCE_CLOSE.format(kind="NEWS")
@@ -348,7 +349,6 @@ def consistency_conflicts(claim:str,   # one answer sentence, citations removed 
     return [k for k, f in checks if f(claim, text)]
 
 # %% ../../nbs/15b_graphrag.answer.ipynb #65f0e0f9
-CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm")   # the candidates measured in bench/p1_citation_judges.py
 def citation_judge(judge=None):
     """(name, fn) of a citation judge, fn(claim, texts) -> [support in [0, 1]] per text: `judge` a name of
     `CITATION_JUDGES` (default `[graphrag] citation_judge`) — 'lexical' (`support_overlap`), 'lexical+figures' (the same,

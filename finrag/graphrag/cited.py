@@ -10,17 +10,15 @@ from contextlib import nullcontext
 from ..core import FENCE_RULE, InputError, LLMError
 from ..config import get_settings
 from ..stats import STRATA
+from .settings import ANSWER_FORMATS
 
 # %% auto #0
-__all__ = ['CITE_ID_CHARS', 'ANSWER_FORMATS', 'MAX_SENTENCES', 'MAX_CITES', 'CITED_JSON_TOKENS', 'CITED_SYSTEM_PROMPT',
-           'CITED_INSTRUCTION', 'FORMAT_METRICS', 'FORMAT_GUARDS', 'cited_schema', 'parse_cited', 'render_cited',
-           'cited_json', 'compare_answer_formats']
+__all__ = ['CITE_ID_CHARS', 'MAX_SENTENCES', 'MAX_CITES', 'CITED_JSON_TOKENS', 'CITED_SYSTEM_PROMPT', 'CITED_INSTRUCTION',
+           'FORMAT_METRICS', 'FORMAT_GUARDS', 'cited_schema', 'parse_cited', 'render_cited', 'cited_json',
+           'compare_answer_formats']
 
 # %% ../../nbs/15a_graphrag.cited.ipynb #a15a0100
 CITE_ID_CHARS = 8   # chunk ids are shown (and cited) by their first 8 hex digits: easier for a small model to copy
-
-# %% ../../nbs/15a_graphrag.cited.ipynb #a15a0101
-ANSWER_FORMATS = ("text", "cited")   # `[graphrag] answer_format`: free text ending each sentence with [id] | JSON sentences with chunk ids
 
 # %% ../../nbs/15a_graphrag.cited.ipynb #a15a0102
 MAX_SENTENCES = 4       # the prompt's "at most four sentences": the cited schema's maxItems

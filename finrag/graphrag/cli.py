@@ -149,7 +149,7 @@ def ask(question:str=typer.Argument(..., help="The question."),
     LLM writes it, then each sentence's citation is checked (`[graphrag] verify`; --no-verify skips it)."""
     from finrag.graphrag.rag import GraphRAG
     from finrag.graphrag.answer import answer
-    from finrag.config import GraphRAGSettings
+    from finrag.graphrag.settings import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
     rag = GraphRAG(store)
     try:
@@ -200,7 +200,8 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     budgeted graph answer (streamed)."""
     from finrag.graphrag.ingest import ingest as _ingest
     from finrag.graphrag.rag import GraphRAG
-    from finrag.config import GraphRAGSettings, check_range
+    from finrag.config import check_range
+    from finrag.graphrag.settings import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     typer.echo(DEMO_NOTE)
     store = store or get_settings().cache_dir/"demo-store"
@@ -267,7 +268,8 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
     from finrag.graphrag.questions import load_questions
     from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
-    from finrag.config import GraphRAGSettings, check_range
+    from finrag.config import check_range
+    from finrag.graphrag.settings import GraphRAGSettings
     modes = {"none": False, "offline": "offline", "all": True}
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
     qs, rep = load_questions(questions, strict=strict)

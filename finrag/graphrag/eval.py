@@ -15,6 +15,7 @@ from .questions import Question, QuestionSet
 from .ragas_adapter import RAGAS_LLM_METRICS, RAGAS_OFFLINE_METRICS, ragas_score
 from ..stats import STRATA, summarise, compare_modes, latency_table
 from .metrics import entity_recall, context_entity_recall, support_recall, cited_support_recall, copy_rate, figure_recall, citation_validity, semantic_similarity, router_accuracy
+from .settings import MODES
 
 # %% auto #0
 __all__ = ['CORE_METRICS', 'SYSTEMS', 'EXTRA_SYSTEMS', 'LLM_MODES', 'PAIRS', 'PAPER_P1', 'HEADLINE_METRICS', 'reference_contexts',
@@ -58,7 +59,7 @@ SYSTEMS = ("vector", "graph", "vector@graph", "paper", "vector@paper", "auto")
 EXTRA_SYSTEMS = ("hybrid@graph",)   # on request only: vector ranked by `lexical_fusion` (weight: the graph's `lexical`, else 0.5) at the graph's budget
 
 # %% ../../nbs/18_graphrag.eval.ipynb #c3d831b0
-LLM_MODES = ("vector", "graph", "auto")
+LLM_MODES = MODES   # the systems the LLM answers by default: every retrieval mode
 
 # %% ../../nbs/18_graphrag.eval.ipynb #b1955388
 PAIRS = (("graph", "vector@graph"), ("graph", "vector"), ("paper", "vector@paper"), ("paper", "vector"),

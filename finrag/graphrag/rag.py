@@ -13,14 +13,14 @@ from fastcore.basics import patch
 from ..core import FinragError, Timings
 from ..config import check_question
 from ..llm import default_llm
-from ..config import GraphRAGSettings, get_settings, with_overrides
+from ..config import get_settings, with_overrides
+from .settings import MODES, GraphRAGSettings
 from .ingest import NewsStore
 
 # %% auto #0
-__all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'MODES', 'GRAPH_MODES', 'CONTEXT_SOURCES', 'ContextItem', 'RAGResult', 'chunk_tokens',
-           'fill_budget', 'budget_of', 'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question',
-           'route_question', 'GraphRAG', 'ContextState', 'ContextSource', 'register_context_source',
-           'unregister_context_source']
+__all__ = ['RELATIONAL_CUES', 'OPEN_CUES', 'CONTEXT_SOURCES', 'ContextItem', 'RAGResult', 'chunk_tokens', 'fill_budget',
+           'budget_of', 'budget_select', 'article_expansion', 'lexical_fusion', 'is_open_question', 'route_question',
+           'GraphRAG', 'ContextState', 'ContextSource', 'register_context_source', 'unregister_context_source']
 
 # %% ../../nbs/15_graphrag.rag.ipynb #cef76e48
 @dataclass
@@ -172,8 +172,6 @@ def route_question(question:str, entities:list[str]) -> tuple[str, str]:
     if len(entities) >= 2: return "graph", f"names {len(entities)} entities ({', '.join(entities)}): a cross-entity question"
     if cue: return "graph", f"relational cue {cue.group(0)!r}" + (f" about {entities[0]}" if entities else "")
     return "vector", (f"one entity ({entities[0]})" if entities else "no known entity") + " and no relational cue: a direct question"
-
-MODES, GRAPH_MODES = ("vector", "graph", "auto"), ("paper", "budget")
 
 # %% ../../nbs/15_graphrag.rag.ipynb #f8dc3518
 class GraphRAG:

@@ -6,4 +6,4 @@
 __all__ = []
 
 # %% ../../nbs/20_hierarchical.ipynb #5a5c3c00
-# P2: hierarchical reranking — the modules, in reading order: normalize, expansion, preretrieval, rerank, longcontext, pipeline (import each by its full name).
+# P2: hierarchical reranking — the modules, in reading order: settings, normalize, expansion, preretrieval, rerank, longcontext, pipeline (import each by its full name).

@@ -31,7 +31,7 @@ def answer(question:str=typer.Argument(..., help="The question."),
     from finrag.hierarchical.pipeline import HierarchicalRetriever, answer_question
     f = Path(data)/"corpus.jsonl"
     if not f.is_file(): raise FinragError(f"{data}: BEIR folder not found or without corpus.jsonl")
-    from finrag.config import HierarchicalSettings
+    from finrag.hierarchical.settings import HierarchicalSettings
     if k is not None and k < 1: raise FinragError(f"--k {k}: give a positive number of documents")
     if threshold is not None and threshold < 1: raise FinragError(f"--threshold {threshold}: give a positive number of tokens")
     for opt, key, v in (("--k", "final_k", k), ("--threshold", "long_context_tokens", threshold)):

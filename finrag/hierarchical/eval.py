@@ -18,11 +18,12 @@ from ..protocol import split_queries
 from .rerank import Cascade
 from .pipeline import HierarchicalRetriever, make_scorer
 from ..protocol import best_mean
+from .settings import PRERETRIEVAL_STEPS
 
 # %% auto #0
-__all__ = ['STEPS', 'dev_split', 'flat_run', 'preretrieval_variants', 'preretrieval_ablation', 'preretrieval_defaults',
-           'MemoScorer', 'fusion_options', 'fused_variants', 'adaptive_variants', 'stage_scorers', 'variant_runs',
-           'dev_table', 'roc_auc', 'JudgePool', 'metrics_row', 'answer_accuracy']
+__all__ = ['dev_split', 'flat_run', 'preretrieval_variants', 'preretrieval_ablation', 'preretrieval_defaults', 'MemoScorer',
+           'fusion_options', 'fused_variants', 'adaptive_variants', 'stage_scorers', 'variant_runs', 'dev_table',
+           'roc_auc', 'JudgePool', 'metrics_row', 'answer_accuracy']
 
 # %% ../../nbs/27_hierarchical.eval.ipynb #8e324916
 def dev_split(ds:BeirDataset,          # a dataset with qrels
@@ -35,9 +36,6 @@ def dev_split(ds:BeirDataset,          # a dataset with qrels
         return d if corpus_limit is None else d.sample(n_docs=corpus_limit, seed=seed)
     return tuple(shrink(d) for d in split_queries(ds, 0.5, seed=seed))
 
-# %% ../../nbs/27_hierarchical.eval.ipynb #0a80be6c
-STEPS = ("lowercase", "units", "abbreviations", "typos", "keywords", "tables")   # the rule-based pre-retrieval steps
-
 # %% ../../nbs/27_hierarchical.eval.ipynb #9d5070da
 def flat_run(method:str,            # 'bm25' | 'dense'
              ds:BeirDataset, embedder=None, cache_dir=None, k:int=100) -> dict:
@@ -49,11 +47,11 @@ def flat_run(method:str,            # 'bm25' | 'dense'
 # %% ../../nbs/27_hierarchical.eval.ipynb #340761f8
 def preretrieval_variants(cfg:PreRetrievalConfig, # the whole stage ('all')
                           ablation:bool=True) -> dict:
-    "{name: config or None}: 'none', 'all' and, with `ablation`, 'only X' and 'all but X' for each step X of `STEPS`."
+    "{name: config or None}: 'none', 'all' and, with `ablation`, 'only X' and 'all but X' for each step X of `PRERETRIEVAL_STEPS`."
     v = {"none": None, "all": cfg}
     if ablation:
-        v |= {f"only {s}": replace(PreRetrievalConfig.off(), **{s: True}) for s in STEPS}
-        v |= {f"all but {s}": replace(cfg, **{s: False}) for s in STEPS}
+        v |= {f"only {s}": replace(PreRetrievalConfig.off(), **{s: True}) for s in PRERETRIEVAL_STEPS}
+        v |= {f"all but {s}": replace(cfg, **{s: False}) for s in PRERETRIEVAL_STEPS}
     return v
 
 # %% ../../nbs/27_hierarchical.eval.ipynb #4dd5be2d

@@ -16,10 +16,11 @@ from .expansion import count_tokens
 from .rerank import BiEncoderScorer
 from collections import Counter
 from ..retrieval import BM25Retriever, doc_text
+from .settings import ABSTAIN_SCORES
 
 # %% auto #0
-__all__ = ['UNKNOWN', 'ANSWER_SCHEMA', 'ANSWER_SYSTEM', 'ANSWER_PROMPT', 'ABSTAIN_MIN_DOCS', 'EVIDENCE_SCORES', 'split_halves',
-           'HalfAnswer', 'parse_half', 'answer_confidence', 'json_with_logprobs', 'fuse_answers', 'LongContextAnswer',
+__all__ = ['UNKNOWN', 'ANSWER_SCHEMA', 'ANSWER_SYSTEM', 'ANSWER_PROMPT', 'ABSTAIN_MIN_DOCS', 'split_halves', 'HalfAnswer',
+           'parse_half', 'answer_confidence', 'json_with_logprobs', 'fuse_answers', 'LongContextAnswer',
            'answer_with_context', 'long_context_threshold', 'dense_scorer', 'term_coverage', 'evidence_scores',
            'Evidence', 'check_evidence', 'retrieve_or_abstain']
 
@@ -311,7 +312,7 @@ class Evidence:
     answerable: bool
     score: float             # the value of `score_name` (NaN: not measurable, never abstains)
     threshold: float         # abstain below this (`[hierarchical] abstain_below`)
-    score_name: str          # one of `EVIDENCE_SCORES` (`evidence_scores`)
+    score_name: str          # one of `ABSTAIN_SCORES` (`evidence_scores`)
     doc_id: str|None         # the document the score belongs to
     k: int                   # documents retrieved
     def __str__(self):
@@ -320,9 +321,6 @@ class Evidence:
         if self.answerable: return f"evidence: {what}, at least [hierarchical] abstain_below = {self.threshold:g}"
         return (f"the documents do not answer this: {what}, the best of the top {self.k}, is below [hierarchical] abstain_below "
                 f"= {self.threshold:g} (measured: results/p2_abstention.json)")
-
-# %% ../../nbs/25_hierarchical.longcontext.ipynb #876de2a6
-EVIDENCE_SCORES = ("stage1_top", "cosine_top1", "cosine_max", "term_coverage")
 
 # %% ../../nbs/25_hierarchical.longcontext.ipynb #851cc352
 def check_evidence(question:str,        # the user's question
@@ -337,7 +335,7 @@ def check_evidence(question:str,        # the user's question
     "Abstain (`answerable=False`) when the chosen `evidence_scores` value is below `threshold`; `InputError` for an unknown score."
     h = get_settings().hierarchical
     score = h.abstain_score if score is None else score
-    if score not in EVIDENCE_SCORES: raise InputError(f"unknown evidence score {score!r}: use one of {', '.join(EVIDENCE_SCORES)}", field="score")
+    if score not in ABSTAIN_SCORES: raise InputError(f"unknown evidence score {score!r}: use one of {', '.join(ABSTAIN_SCORES)}", field="score")
     t = float(h.abstain_below if threshold is None else threshold)
     s = evidence_scores(question, ids, docs, retriever, stage1_scores)
     v = float("nan") if score == "stage1_top" and n_docs is not None and n_docs < ABSTAIN_MIN_DOCS else s[score]

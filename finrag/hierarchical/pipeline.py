@@ -12,7 +12,8 @@ from ..core import InputError, ModelUnavailableError, Timings
 from ..config import check_question
 from ..models import default_embedder
 from ..llm import default_llm
-from ..config import HierarchicalSettings, get_settings, with_overrides
+from ..config import get_settings, with_overrides
+from .settings import HierarchicalSettings, ScorerSettings
 from ..retrieval import doc_text, register_method, register_transform
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
@@ -23,24 +24,31 @@ from types import SimpleNamespace
 
 # %% auto #0
 __all__ = ['STAGE_SCORER_BUILDERS', 'AUTO_POWER', 'JUDGE_SCHEMA', 'JUDGE_PROMPT', 'register_stage_scorer', 'stage_scorer_names',
-           'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer', 'RawTextScorer', 'HierarchicalRetriever',
-           'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match', 'judge_answer']
+           'finetuned_ce_dir', 'load_ce_scorer', 'make_scorer', 'scorer_settings', 'RawTextScorer',
+           'HierarchicalRetriever', 'preretrieval_step', 'Answer', 'answer_question', 'numeric_answer', 'numeric_match',
+           'judge_answer']
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e72206bc
-STAGE_SCORER_BUILDERS: dict = {}   # name, or a family 'prefix:' -> (builder(n, o) -> a `Scorer`, its usage as typed): the scorers `make_scorer` builds
+STAGE_SCORER_BUILDERS: dict = {}   # name, or a family 'prefix:' -> (builder(n, o) -> a `Scorer`, its usage as typed, the prefix of the `[hierarchical]` keys it reads): the scorers `make_scorer` builds
 AUTO_POWER = 1.0   # `zsum:auto`: a member's z-score weight = (its pseudo MRR@10 / the best member's) ** AUTO_POWER
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #48f8c38c
 def register_stage_scorer(name:str,        # the name (`--stage1`, `--stage2`, `[hierarchical] stage1/stage2`); ending in ':' a family whose names carry a parameter
                           builder,         # builder(n, o) -> a `finrag.hierarchical.rerank.Scorer`; `n` the name as typed, `o` the options of `make_scorer`
-                          usage:str|None=None): # how the name is typed (e.g. 'zsum:<bm25 weight>'); None = `name`
+                          usage:str|None=None, # how the name is typed (e.g. 'zsum:<bm25 weight>'); None = `name`
+                          settings:str|None=None): # the `[hierarchical]` keys it reads as a stage 2: 'llm' = llm_pool, llm_weight, llm_raw (and llm_max_doc_tokens,
+                                                   # llm_cut when the section has them); None: the shared `weight` (`scorer_settings`)
     "Register (or replace) a P2 stage scorer by name, as `finrag.retrieval.register_method` registers a method."
-    STAGE_SCORER_BUILDERS[name] = (builder, usage or name)
+    if settings is not None:
+        keys = set(HierarchicalSettings.__dataclass_fields__)
+        missing = [f"{settings}_{k}" for k in ("pool", "weight", "raw") if f"{settings}_{k}" not in keys]
+        if missing: raise InputError(f"register_stage_scorer({name!r}): [hierarchical] has no {', '.join(missing)}", field="settings")
+    STAGE_SCORER_BUILDERS[name] = (builder, usage or name, settings)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #421f4a0a
 def stage_scorer_names() -> tuple:
     "The registered stage-scorer names as typed (families with their parameter)."
-    return tuple(u for _, u in STAGE_SCORER_BUILDERS.values())
+    return tuple(u for _, u, _ in STAGE_SCORER_BUILDERS.values())
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #e9012d28
 def finetuned_ce_dir() -> Path:
@@ -92,7 +100,7 @@ def make_scorer(name:str,            # a registered name (`stage_scorer_names()`
                 dense_corpus:dict|None=None, # the bi-encoder's documents (e.g. the raw text, not pre-retrieved); None = `corpus`
                 field:str="scorer",  # the option an unknown name is reported under (e.g. 'stage2')
                 llm=None,            # the LLM judge's client; None = `get_llm()`
-                config:HierarchicalSettings|None=None, # the LLM judge's cut and length (`config.scorer('llm')`); None = `get_settings().hierarchical`
+                config:HierarchicalSettings|None=None, # the LLM judge's cut and length (`scorer_settings('llm', config)`); None = `get_settings().hierarchical`
                 pre:PreRetriever|None=None): # `zsum:auto`: the fitted pre-retrieval that made `corpus` from `dense_corpus` (its pseudo-queries go through the same steps); None = none
     "A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a missing cross-encoder or SPLADE model."
     n = str(name).strip()
@@ -124,7 +132,7 @@ def _three(fusion):   # BM25 (pre-retrieved text) + MiniLM + SPLADE (raw text)
     return lambda n, o: HybridScorer([BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir), _splade(o)], fusion=fusion)
 
 def _llm_judge(n, o):
-    j = (get_settings().hierarchical if o.config is None else o.config).scorer("llm")
+    j = scorer_settings("llm", o.config)
     return LLMYesNoScorer(o.llm, max_doc_tokens=j.max_doc_tokens, cut=j.cut)
 
 def _ce(n, o):
@@ -145,9 +153,26 @@ register_stage_scorer("zsum:auto:", lambda n, o: _auto_zsum(n, o.corpus, o.dense
 register_stage_scorer("splade", lambda n, o: _splade(o))
 for _n, _f in (("zsum3", "z"), ("rrf3", "rrf"), ("agree3", "agree")): register_stage_scorer(_n, _three(_f))
 register_stage_scorer("maxsim", lambda n, o: MaxSimScorer(o.emb()))
-register_stage_scorer("llm", _llm_judge)
-register_stage_scorer("ce", _ce)
-register_stage_scorer("ce:", _ce, "ce:<path>")
+register_stage_scorer("llm", _llm_judge, settings="llm")
+register_stage_scorer("ce", _ce, settings="ce")
+register_stage_scorer("ce:", _ce, "ce:<path>", settings="ce")
+
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #26c0aa01
+def scorer_settings(name:str|None,   # a stage-2 scorer as typed (`llm`, `ce:<folder>`) or as it calls itself (`llm-yesno`, `ce:ce`)
+                    config:HierarchicalSettings|None=None # None = `get_settings().hierarchical`
+                   ) -> ScorerSettings:
+    """How stage-2 scorer `name` runs in the cascade, read from the `[hierarchical]` keys its registration names
+    (`register_stage_scorer(..., settings='llm')`: llm_pool, llm_weight, llm_raw, llm_max_doc_tokens, llm_cut). `name`
+    finds its registration by itself, its family ('ce:' of 'ce:<path>') or as a variant the scorer calls itself ('llm-yesno'
+    of 'llm'). A registration naming no keys, or no registration: no pool, the shared `weight`, the pre-retrieved text."""
+    h = get_settings().hierarchical if config is None else config
+    n = str(name or "")
+    key = n if n in STAGE_SCORER_BUILDERS else max((k for k in STAGE_SCORER_BUILDERS if (k.endswith(":") and n.startswith(k)) or n.startswith(k + "-")),
+                                                   key=len, default=None)
+    p = STAGE_SCORER_BUILDERS[key][2] if key is not None else None
+    if p is None: return ScorerSettings(None, h.weight, False)
+    g = lambda k: getattr(h, f"{p}_{k}", None)
+    return ScorerSettings(g("pool"), g("weight"), g("raw"), g("max_doc_tokens"), g("cut"))
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #a679d657
 class RawTextScorer:
@@ -177,7 +202,7 @@ class HierarchicalRetriever:
                  llm=None,                      # the client of LLM steps and judges; None = `get_llm()` when one is used
                  config:HierarchicalSettings|None=None, # every default (stage1_keep, final_k, fusion, ...); None = `get_settings().hierarchical`
                  **overrides):                  # keyword variants of `config` fields (`with_overrides`), and of this cascade's stage 2:
-                                                # weight (interp weight; None = the scorer's, `config.scorer(name).weight`), stage2_pool (None = the
+                                                # weight (interp weight; None = the scorer's, `scorer_settings(name, config).weight`), stage2_pool (None = the
                                                 # scorer's), stage2_raw (reads the raw texts, `RawTextScorer`; None = the scorer's), adaptive (see `Cascade`)
         if not corpus: raise InputError("the corpus is empty", field="corpus")
         own_opts = {k: overrides.pop(k, None) for k in ("weight", "stage2_pool", "stage2_raw", "adaptive")}
@@ -197,7 +222,7 @@ class HierarchicalRetriever:
             # per retriever (nbs/experiments/p2_financerag ablation): BM25 scores the pre-retrieved text, the bi-encoder the raw text
             self.stage1 = make_scorer(stage1, self.corpus, embedder, cache_dir, dense_corpus=corpus, field="stage1", llm=llm, config=h, pre=self.pre) if isinstance(stage1, str) else stage1
             self.stage2 = (make_scorer(stage2, self.corpus, embedder, cache_dir, field="stage2", llm=llm, config=h) if isinstance(stage2, str) else stage2) if stage2 else None
-        own = h.scorer(getattr(self.stage2, "name", None))
+        own = scorer_settings(getattr(self.stage2, "name", None), h)
         if self.stage2 is not None and self.pre is not None and (own.raw if stage2_raw is None else stage2_raw):
             self.stage2 = RawTextScorer(self.stage2, corpus)   # the raw corpus; self.texts holds the pre-retrieved text
         pool = own.pool if stage2_pool is None else stage2_pool

@@ -12,9 +12,8 @@ from ..retrieval import doc_text
 from .normalize import PreRetrievalReport, Glossary, get_glossary, TypoCorrector, normalize_text, tables_to_json
 from ..llm import default_llm
 from .expansion import corpus_idf, extract_keywords, paraphrase, hyde, summarize_long
-from dataclasses import fields as _fields
-from ..config import HierarchicalSettings
-_STEP_CHOICES = next(f for f in _fields(HierarchicalSettings) if f.name == "preretrieval").metadata["range"]["choices"]
+from .settings import PRERETRIEVAL_STEPS
+
 
 # %% auto #0
 __all__ = ['PreRetrievalConfig', 'preprocess_document', 'preprocess_query', 'PreRetriever', 'preprocess_dataset']
@@ -43,7 +42,7 @@ class PreRetrievalConfig:
         """The rule-based steps named in `steps` (None: `[hierarchical] preretrieval`; `("none",)`: every step off), no LLM
         step: the configuration `preretrieval=True` runs. `InputError` for a name that is not a step."""
         steps = tuple(get_settings().hierarchical.preretrieval if steps is None else steps)
-        rule = tuple(x for x in _STEP_CHOICES if x != "none")   # the steps `[hierarchical] preretrieval` may name
+        rule = PRERETRIEVAL_STEPS   # the steps `[hierarchical] preretrieval` may name
         bad = [x for x in steps if x not in rule + ("none",)]
         if bad: raise InputError(f"unknown pre-retrieval step(s) {bad}; the rule-based steps are {', '.join(rule)} (or none)", field="preretrieval")
         return cls(**{x: x in steps for x in rule}, paraphrases=0, hyde=False, summaries=False, use_llm=False)

@@ -10,16 +10,17 @@ import numpy as np
 from fastcore.basics import patch
 from ..core import FinragError, InputError, ModelUnavailableError, Timings
 from ..models import default_embedder
-from ..config import HierarchicalSettings, get_settings
+from ..config import get_settings
+from .settings import FUSIONS, HierarchicalSettings
 from ..beir import BeirDataset
 from ..relevance import RELEVANCE_SYSTEM, query_window, check_cut, get_judge_llm, relevance_many, relevance_messages
 from ..retrieval import BM25Retriever, corpus_embeddings, doc_text
 from ..fusion import POOL_FUSIONS, _pool_rrf, fuse_pool   # the core's pool fusions (nbs/06d)
 
 # %% auto #0
-__all__ = ['PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'FUSIONS', 'Scorer', 'BM25Scorer',
-           'BiEncoderScorer', 'SpladeScorer', 'HybridScorer', 'MaxSimScorer', 'load_cross_encoder',
-           'CrossEncoderScorer', 'LLMYesNoScorer', 'minmax', 'fuse_scores', 'score_margin', 'Cascade']
+__all__ = ['PAPER_RERANKERS', 'QWEN3_RERANKER_SYSTEM', 'DEFAULT_INSTRUCTION', 'Scorer', 'BM25Scorer', 'BiEncoderScorer',
+           'SpladeScorer', 'HybridScorer', 'MaxSimScorer', 'load_cross_encoder', 'CrossEncoderScorer', 'LLMYesNoScorer',
+           'minmax', 'fuse_scores', 'score_margin', 'Cascade']
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #1575c1b6
 @runtime_checkable
@@ -267,9 +268,6 @@ def minmax(s:np.ndarray) -> np.ndarray:
     if not ok.any(): return np.zeros(len(s))
     lo, hi = s[ok].min(), s[ok].max()
     return np.where(ok, (s - lo)/(hi - lo) if hi > lo else 0.0, 0.0)
-
-# %% ../../nbs/24_hierarchical.rerank.ipynb #5f5f06a7
-FUSIONS = ("rrf", "interp")
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #e1dfd628
 def fuse_scores(prev:np.ndarray,         # (n,) the previous stage's scores of the pool

@@ -6,4 +6,4 @@
 __all__ = []
 
 # %% ../../nbs/30_lattice.ipynb #b9193b95
-# P3: LATTICE — the modules, in reading order: tree, summaries, build, scorers, calibration, search (import each by its full name).
+# P3: LATTICE — the modules, in reading order: settings, tree, summaries, build, scorers, calibration, search (import each by its full name).

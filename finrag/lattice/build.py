@@ -11,7 +11,8 @@ from fastcore.basics import patch
 from ..core import InputError, Timings
 from ..models import default_embedder
 from ..llm import default_llm
-from ..config import LatticeSettings, get_settings, with_overrides
+from ..config import get_settings, with_overrides
+from .settings import PARTITIONERS, SUMMARIZERS, TREE_STRATEGIES, LatticeSettings
 from ..beir import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
 from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
@@ -20,8 +21,8 @@ from ..core import defuse
 from .partition import _partition_budget, choose_level, merge_small_clusters, repair_partition, kmeans_split
 
 # %% auto #0
-__all__ = ['MAX_SHARE', 'STRATEGIES', 'BUILD_OPTIONS', 'BUILD_KNOBS', 'FALLBACK_RATE', 'n_clusters', 'build_options',
-           'build_tree', 'partition_sizes']
+__all__ = ['MAX_SHARE', 'BUILD_OPTIONS', 'BUILD_KNOBS', 'FALLBACK_RATE', 'n_clusters', 'build_options', 'build_tree',
+           'partition_sizes']
 
 # %% ../../nbs/33_lattice.build.ipynb #7116194c
 def _leaf_desc(title:str, text:str) -> str:
@@ -266,9 +267,6 @@ def _deviations(b:_Builder) -> list[str]:
         out.append(f"llm_depth={b.llm_depth}: nodes at depth {b.llm_depth} and below are split by k-means and summarised extractively (a cost bound; the paper uses the LLM at every level)")
     return out
 
-# %% ../../nbs/33_lattice.build.ipynb #ace5c92d
-STRATEGIES = ("top-down", "bottom-up", "hybrid")
-
 # %% ../../nbs/33_lattice.build.ipynb #8032ce1c
 BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs", "partition_tokens", "llm_depth")
 
@@ -308,10 +306,10 @@ def build_tree(data,                        # a `BeirDataset`, or a corpus dict 
     o = build_options(config, "build_tree", strategy=strategy, **options)
     strategy, summarizer, doc_summarizer, partitioner = o["strategy"], o["summarizer"], o["doc_summarizer"], o["partitioner"]
     branching, max_leaf_docs = o["branching"], o["max_leaf_docs"]
-    if strategy not in STRATEGIES: raise InputError(f"strategy must be one of {STRATEGIES}, got {strategy!r}", field="strategy")
-    if summarizer not in ("llm", "extractive"): raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
-    if doc_summarizer not in (None, "llm", "extractive"): raise InputError(f"doc_summarizer must be 'llm' or 'extractive', got {doc_summarizer!r}", field="doc_summarizer")
-    if partitioner not in ("llm", "kmeans"): raise InputError(f"partitioner must be 'llm' or 'kmeans', got {partitioner!r}", field="partitioner")
+    if strategy not in TREE_STRATEGIES: raise InputError(f"strategy must be one of {TREE_STRATEGIES}, got {strategy!r}", field="strategy")
+    if summarizer not in SUMMARIZERS: raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
+    if doc_summarizer is not None and doc_summarizer not in SUMMARIZERS: raise InputError(f"doc_summarizer must be 'llm' or 'extractive', got {doc_summarizer!r}", field="doc_summarizer")
+    if partitioner not in PARTITIONERS: raise InputError(f"partitioner must be 'llm' or 'kmeans', got {partitioner!r}", field="partitioner")
     if branching < 2 or max_leaf_docs < 1: raise InputError("branching must be ≥ 2 and max_leaf_docs ≥ 1", field="branching")
     corpus = data.corpus if isinstance(data, BeirDataset) else data
     if not isinstance(corpus, dict): raise InputError(f"expected a BeirDataset or a corpus dict, got {type(data).__name__}", field="data")

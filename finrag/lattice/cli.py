@@ -11,6 +11,7 @@ from ..core import FinragError
 from ..cli_options import options_command
 from ..config import check_range, get_settings
 from ..report import build_estimate, build_summary
+from .settings import SUMMARIZERS
 
 # %% auto #0
 __all__ = ['lattice_app', 'BuildOptions', 'lattice_build', 'tree_lock', 'lattice_add', 'lattice_remove']
@@ -44,7 +45,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     from finrag.beir import beir_corpus
     from finrag.lattice.build import build_tree
     from finrag.lattice.estimate import estimate_build
-    from finrag.config import LatticeSettings
+    from finrag.lattice.settings import LatticeSettings
     kw = dataclasses.asdict(build)                   # None: the [lattice] record's
     for key, v in kw.items():                        # the settings' ranges and choices, named as the options (before the data is read)
         if v is not None: check_range(LatticeSettings, key, v, option="--" + key.replace("_", "-"))
@@ -102,7 +103,7 @@ def lattice_add(tree:Path=typer.Option(..., "--tree", help="The tree file to gro
     "Add documents to a LATTICE tree: each goes to the leaf cluster with the nearest centroid, a full cluster splits into siblings, stale summaries on the changed paths are rewritten ([lattice] grow_route, grow_split, stale_share)."
     from finrag.lattice.tree import SemanticTree
     from finrag.lattice.update import add_documents
-    if summarizer is not None and summarizer not in ("llm", "extractive"): raise FinragError(f"--summarizer {summarizer!r}: use llm or extractive")
+    if summarizer is not None and summarizer not in SUMMARIZERS: raise FinragError(f"--summarizer {summarizer!r}: use {' or '.join(SUMMARIZERS)}")
     corpus = _new_documents(data, date)
     with tree_lock(out or tree):                  # one read-modify-write of a tree file at a time: no update is lost
         t = SemanticTree.load(tree)
@@ -126,7 +127,7 @@ def lattice_remove(tree:Path=typer.Option(..., "--tree", help="The tree file to 
     from finrag.lattice.tree import SemanticTree
     from finrag.lattice.update import remove_documents
     if (ids is None) == (ids_file is None): raise FinragError("give the documents to remove as --ids a,b or --ids-file FILE (one of them)")
-    if summarizer is not None and summarizer not in ("llm", "extractive"): raise FinragError(f"--summarizer {summarizer!r}: use llm or extractive")
+    if summarizer is not None and summarizer not in SUMMARIZERS: raise FinragError(f"--summarizer {summarizer!r}: use {' or '.join(SUMMARIZERS)}")
     src = ids_file if ids_file is not None else "--ids"
     want = [s.strip() for s in (read_text(require_file(ids_file, "ids file")).splitlines() if ids_file is not None else ids.split(",")) if s.strip()]
     if not want: raise InputError("no document id given", ids_file, field=None if ids_file else "ids")

@@ -5,7 +5,8 @@
 # %% ../../nbs/33c_lattice.estimate.ipynb #17929eaa
 from __future__ import annotations
 import math
-from ..config import LatticeSettings, get_settings
+from ..config import get_settings
+from .settings import LatticeSettings
 from ..chunking import CHARS_PER_TOKEN
 from .summaries import title_and_text
 

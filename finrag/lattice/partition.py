@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 import numpy as np
 from ..chunking import CHARS_PER_TOKEN
-from .summaries import squash
+from .summaries import SUMMARY_LEVELS, squash
 
 # %% auto #0
 __all__ = ['choose_level', 'merge_small_clusters', 'repair_partition', 'kmeans_split']
@@ -24,7 +24,7 @@ def choose_level(summaries:list[dict],      # the node's documents' summaries
     "(level, shown item indices): the most detailed summary level at which every item fits, else 'topic' for a random sample that fits."
     n = len(summaries)
     def cost(level, idx): return overhead_tokens + sum(len(summaries[i][level]) / CHARS_PER_TOKEN + 6 for i in idx) + _partition_budget(len(idx), M)
-    for level in ("sentence", "short", "topic"):
+    for level in SUMMARY_LEVELS[::-1]:   # the most detailed first
         if cost(level, range(n)) <= context_tokens: return level, list(range(n))
     per = np.array([len(s["topic"]) / CHARS_PER_TOKEN + 6 + 5 for s in summaries])   # item line + its member number in the answer
     room = context_tokens - overhead_tokens - 80 * M - 60

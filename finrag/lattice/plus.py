@@ -9,14 +9,13 @@ from ..core import InputError
 from ..config import get_settings
 from .tree import SemanticTree
 from .search import LatticeRetriever
+from .settings import FUSIONS
 
 # %% auto #0
-__all__ = ['FUSIONS', 'fuse_runs', 'LatticeFusion', 'lattice_retriever', 'lattice_plus_retriever']
+__all__ = ['fuse_runs', 'LatticeFusion', 'lattice_retriever', 'lattice_plus_retriever']
 
 # %% ../../nbs/36b_lattice.plus.ipynb #f1e9dde6
 from ..retrieval import HybridRetriever
-
-FUSIONS = ("rrf", "z")   # weighted reciprocal-rank fusion | weighted sum of standard scores (P2's `zsum`)
 
 # %% ../../nbs/36b_lattice.plus.ipynb #9cff137f
 def fuse_runs(runs:list,          # runs {qid: {doc id: score}}, each ranked by its own scores

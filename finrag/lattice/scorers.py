@@ -15,13 +15,13 @@ from ..config import get_settings
 from ..chunking import CHARS_PER_TOKEN
 from .summaries import llm_call_failure
 from ..core import defuse
-
+from .settings import EMBED_DESCS
 
 # %% auto #0
-__all__ = ['SLATE_HOOKS', 'RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'NODE_DESCS', 'POINTWISE_INSTRUCTIONS', 'SlateScores',
-           'SlateScorer', 'slate_hook', 'fit_descriptions', 'traversal_messages', 'traversal_schema',
-           'parse_slate_scores', 'LLMScorer', 'slate_descriptions', 'PointwiseScorer', 'EmbeddingScorer',
-           'member_titles', 'CrossEncoderSlateScorer', 'RoutedScorer']
+__all__ = ['SLATE_HOOKS', 'RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'POINTWISE_INSTRUCTIONS', 'SlateScores', 'SlateScorer',
+           'slate_hook', 'fit_descriptions', 'traversal_messages', 'traversal_schema', 'parse_slate_scores',
+           'LLMScorer', 'slate_descriptions', 'PointwiseScorer', 'EmbeddingScorer', 'member_titles',
+           'CrossEncoderSlateScorer', 'RoutedScorer']
 
 # %% ../../nbs/34_lattice.scorers.ipynb #6af3bb0d
 @dataclass
@@ -45,7 +45,7 @@ class SlateScorer(Protocol):
 
 # %% ../../nbs/34_lattice.scorers.ipynb #8c554b60
 SLATE_HOOKS = {   # the optional attributes of a `SlateScorer` the search reads, and what it does without them
-    "name": "a label in reports; picks the per-query token budget ([lattice] pointwise_tokens / hybrid_tokens) [no budget]",
+    "name": "a label in reports; picks the per-query token budget (the `[lattice]` key its registration names, `finrag.lattice.settings.register_scorer`) [no budget]",
     "score_many": "(query, [(descs, leaf), ...]) -> [SlateScores]: a step's slates in one batch [one call per slate]",
     "desc": "'titles': internal nodes described by their members' titles [the nodes' summaries]",
     "slate_tokens": "a token budget for one slate's descriptions (`slate_descriptions`) [full descriptions]",
@@ -211,9 +211,6 @@ class LLMScorer:
 # %% ../../nbs/34_lattice.scorers.ipynb #79813268
 MASKED_DESC = "No Description."   # what a slate shows in place of a masked (excluded) item
 
-# %% ../../nbs/34_lattice.scorers.ipynb #f1144e56
-NODE_DESCS = ("summary", "titles")   # how an internal node is shown to a scorer: its summary, or its topic + member titles
-
 # %% ../../nbs/34_lattice.scorers.ipynb #ebeeb060
 def slate_descriptions(nodes:list,        # `SemanticNode`s of a slate (None = a masked item)
                        budget_tokens:int|None, # total tokens of the slate's descriptions; None = each node's `desc`
@@ -306,7 +303,7 @@ class EmbeddingScorer:
     def __init__(self, embedder=None,    # `.encode(texts) -> (n, d)` normalised; None = `finrag.models.get_embedder()`
                  count_tokens:bool=False, # report the prompt tokens an LLM scorer would read (estimated: chars / CHARS_PER_TOKEN)
                  desc:str="summary"):    # how the search shows internal nodes to it: 'summary' (as to the LLM) | 'titles' (`member_titles`)
-        if desc not in NODE_DESCS: raise InputError(f"desc must be one of {NODE_DESCS}, got {desc!r}", field="desc")
+        if desc not in EMBED_DESCS: raise InputError(f"desc must be one of {EMBED_DESCS}, got {desc!r}", field="desc")
         self._embedder, self._cache, self.count_tokens, self.desc = embedder, {}, count_tokens, desc
 
     @property
@@ -348,7 +345,7 @@ class CrossEncoderSlateScorer:
                  embedder=None,
                  desc:str="titles"):           # how the search shows internal nodes: 'titles' (`member_titles`) | 'summary'
         if internal not in ("embedding", "ce"): raise InputError(f"internal must be 'embedding' or 'ce', got {internal!r}", field="internal")
-        if desc not in NODE_DESCS: raise InputError(f"desc must be one of {NODE_DESCS}, got {desc!r}", field="desc")
+        if desc not in EMBED_DESCS: raise InputError(f"desc must be one of {EMBED_DESCS}, got {desc!r}", field="desc")
         self._model, self.internal, self.desc = model, internal, desc
         self.upper = upper if upper is not None else EmbeddingScorer(embedder, desc=desc)
 

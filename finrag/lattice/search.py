@@ -10,15 +10,16 @@ import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
 from ..core import InputError, Timings
-from ..config import LatticeSettings, get_settings, with_overrides
+from ..config import get_settings, with_overrides
+from .settings import SLATE_SCORERS, LatticeSettings
 from .tree import SemanticTree
 from .calibration import CalibModel, sample_calibration_leaves
 from .scorers import MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer, RoutedScorer, SlateScorer, SlateScores, member_titles, slate_descriptions, slate_hook
 from types import SimpleNamespace
+from ..llm import USAGE_KEYS
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'SLATE_SCORERS', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch', 'register_scorer',
-           'LatticeRetriever']
+__all__ = ['PATH_FLOOR', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch', 'LatticeRetriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #53ca6d04
 @dataclass
@@ -205,7 +206,7 @@ def step(self:LatticeSearch) -> bool:
     jobs = self.within_budget(jobs)
     with self.t("score"): scored = self.score_slates([(items, leafy, sc) for _, items, leafy, sc in jobs])   # the beam's slates together
     for (b, items, leafy, _), res in zip(jobs, scored):
-        for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"): self.counts[k] += getattr(res, k)
+        for k in USAGE_KEYS: self.counts[k] += getattr(res, k)
         self.counts["recovered_slates"] += res.recovered; self.counts["invalid_entries"] += res.invalid
         self.slates.append({"node": b, "items": items, "scores": list(res.scores), "failed": res.failed})
         if res.failed: self.failed[b] = True; self.counts["failed_slates"] += 1; continue
@@ -310,22 +311,13 @@ def notes(self:LatticeSearch) -> list[str]:
     return out
 
 # %% ../../nbs/36_lattice.search.ipynb #46944f3d
-SLATE_SCORERS: dict = {}   # name -> (builder(options) -> a slate scorer, one line for --help): the scorers `LatticeRetriever(scorer=name)` builds
-
-def register_scorer(name:str,       # the name (`scorer=`, `--scorer`, `[lattice] scorer`)
-                    builder,        # builder(o) -> a `(query, descs, leaf) -> SlateScores` callable; `o` holds the retriever's
-                                    # llm, relevance, reasoning, embedder, embed_desc, token_budget, llm_docs, settings and kw (scorer options)
-                    doc:str=""):    # one line for --help
-    "Register (or replace) a LATTICE slate scorer by name, as `finrag.retrieval.register_method` registers a method."
-    SLATE_SCORERS[name] = (builder, doc)
-
-
-register_scorer("pointwise", lambda o: PointwiseScorer(o.llm, o.relevance, **o.kw), "the LLM's P(yes) per slate item (the default; 'llm' is its older name)")
-register_scorer("listwise", lambda o: LLMScorer(o.llm, o.relevance, o.reasoning, **o.kw), "the paper's one LLM call per slate")
-register_scorer("embedding", lambda o: EmbeddingScorer(o.embedder, count_tokens=bool(o.token_budget), desc=o.embed_desc), "MiniLM cosine, no LLM (a deviation)")
-register_scorer("hybrid", lambda o: RoutedScorer(EmbeddingScorer(o.embedder, desc=o.embed_desc), PointwiseScorer(o.llm, o.relevance, **o.kw), o.llm_docs),
-                "embeddings above [lattice] llm_docs documents, P(yes) below (a deviation)")
-register_scorer("ce", lambda o: CrossEncoderSlateScorer(embedder=o.embedder, desc=o.embed_desc, **o.kw), "finrag's trained cross-encoder at the leaves, embeddings above (no LLM)")
+# the builders of finrag's slate scorers: `finrag.lattice.settings` registers them by name (`register_scorer`, with each
+# scorer's token budget and deviation), naming them 'finrag.lattice.search:_pointwise' ... (this module imports the scorers)
+def _pointwise(o): return PointwiseScorer(o.llm, o.relevance, **o.kw)
+def _listwise(o): return LLMScorer(o.llm, o.relevance, o.reasoning, **o.kw)
+def _embedding(o): return EmbeddingScorer(o.embedder, count_tokens=bool(o.token_budget), desc=o.embed_desc)
+def _hybrid(o): return RoutedScorer(EmbeddingScorer(o.embedder, desc=o.embed_desc), PointwiseScorer(o.llm, o.relevance, **o.kw), o.llm_docs)
+def _ce(o): return CrossEncoderSlateScorer(embedder=o.embedder, desc=o.embed_desc, **o.kw)
 
 # %% ../../nbs/36_lattice.search.ipynb #a8814915
 class LatticeRetriever:
@@ -337,7 +329,7 @@ class LatticeRetriever:
                  scorer=None,                   # None = `[lattice] scorer`; a name of `SLATE_SCORERS` (pointwise, listwise, embedding, hybrid, ce; 'llm' = pointwise) or a (query, descs, leaf) -> SlateScores callable
                  *,
                  embedder=None,                 # for the embedding, hybrid and ce scorers
-                 token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = the scorer's `[lattice] pointwise_tokens` / `hybrid_tokens` (others: no limit), 0 = no limit
+                 token_budget:int|None=None,    # prompt tokens per query, the search stops once they are spent; None = the `[lattice]` key its registration names (`budget`: pointwise_tokens, hybrid_tokens; others: no limit), 0 = no limit
                  progress:bool=True,
                  config:LatticeSettings|None=None, # the search's settings (beam, iterations, path_alpha, num_leaf_calib, pl_tau, max_slate, llm_docs, relevance,
                                                 # reasoning, embed_desc, calibration, path_relevance, lambda_mse, search_seed); None = `get_settings().lattice`
@@ -351,30 +343,26 @@ class LatticeRetriever:
         self.num_leaf_calib, self.pl_tau, self.lambda_mse = lat.num_leaf_calib, lat.pl_tau, lat.lambda_mse
         self.calibration, self.seed, self.progress = lat.calibration, lat.search_seed, progress
         scorer = lat.scorer if scorer is None else scorer
-        scorer = "pointwise" if scorer == "llm" else scorer
         if callable(scorer): self.scorer = scorer
         elif scorer in SLATE_SCORERS:
             o = SimpleNamespace(llm=llm, relevance=lat.relevance, reasoning=lat.reasoning, embedder=embedder, embed_desc=lat.embed_desc,
                                 token_budget=token_budget, llm_docs=lat.llm_docs, settings=lat, kw=scorer_options or {})
-            self.scorer = SLATE_SCORERS[scorer][0](o)
-        else: raise InputError(f"scorer must be one of {', '.join(SLATE_SCORERS)} ('llm': pointwise) or a callable, got {scorer!r}", field="scorer")
-        if token_budget is None: token_budget = {"pointwise": lat.pointwise_tokens, "hybrid": lat.hybrid_tokens}.get(slate_hook(self.scorer, "name"))
+            self.scorer = SLATE_SCORERS[scorer].build(o)
+        else: raise InputError(f"scorer must be one of {', '.join(SLATE_SCORERS)} or a callable, got {scorer!r}", field="scorer")
+        entry = SLATE_SCORERS.get(slate_hook(self.scorer, "name"))     # the built scorer's registration: its budget key
+        if token_budget is None and entry is not None and entry.budget: token_budget = getattr(lat, entry.budget)
         self.token_budget = token_budget or None
         self.query_stats, self.searches, self.build_notes = {}, {}, []
 
     @property
     def config(self) -> dict:
         "The traversal settings and the deviations from the paper in words."
-        dev = []
         sname = getattr(self.scorer, "name", type(self.scorer).__name__)
-        if sname == "hybrid": dev.append(f"scorer=hybrid: slates of nodes covering more than {self.scorer.llm_docs} documents are scored by MiniLM cosine "
-                                         f"on the nodes' {getattr(self.scorer.upper, 'desc', '?')} (no LLM), smaller ones by the LLM's P(yes) per item; "
-                                         "once the token budget is spent, by the embeddings alone")
-        elif sname not in ("listwise", "pointwise"): dev.append(f"scorer={sname}: nodes are scored without an LLM")
-        if sname == "pointwise": dev.append("scorer=pointwise: one P(yes) call per slate item instead of the paper's one listwise call per slate")
+        entry = SLATE_SCORERS.get(sname)                                 # its registration: the deviation in words, whether it calls the LLM
+        dev = entry.deviations(self.scorer) if entry else [f"scorer={sname}: nodes are scored without an LLM"]
         if not self.calibration: dev.append("calibration off (ablation: no reference nodes, no latent score model)")
         if self.alpha == 1.0: dev.append("path relevance off (ablation: α = 1 in the code's convention)")
-        if sname in ("listwise", "pointwise", "hybrid"): dev.append("no prompt watermark: LLM answers are cached and deterministic")
+        if entry and entry.llm: dev.append("no prompt watermark: LLM answers are cached and deterministic")
         return {"scorer": sname, "beam": self.beam, "iterations": self.iterations, "alpha": self.alpha, "num_leaf_calib": self.num_leaf_calib,
                 "pl_tau": self.pl_tau, "lambda_mse": self.lambda_mse, "calibration": self.calibration, "token_budget": self.token_budget,
                 "seed": self.seed, **({"llm_docs": self.scorer.llm_docs} if sname == "hybrid" else {}), "deviations": dev}

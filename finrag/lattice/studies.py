@@ -12,6 +12,7 @@ from ..beir import BeirDataset
 from ..evaluation import evaluate, mean_ci, paired_diff, per_query
 from ..stats import bootstrap_ci, paired_bootstrap_ci
 from ..protocol import best_mean, within_share_of
+from .settings import EMBED_DESCS, GROW_ROUTES, GROW_SPLITS
 
 # %% auto #0
 __all__ = ['HYBRID_DEVIATIONS', 'HYBRID_BASELINES', 'GROW_BUILD', 'GROW_SEARCH', 'GROW_GRID', 'lattice_slice', 'fusion_grid',
@@ -152,7 +153,7 @@ def hybrid_routing_study(ds:BeirDataset,          # the dataset (e.g. `lattice_s
     if progress: print(f"  tree (LLM-free: k-means partitions, extractive summaries): {tree_s:.1f} s, depth {tree.stats['depth']}", flush=True)
     runs, secs = _baseline_runs(ds, allq); calls = {}
     emb = {}   # LATTICE with embedding-only routing: node descriptions and beam chosen on the development half
-    for desc in ("titles", "summary"):
+    for desc in EMBED_DESCS:
         for beam in (2, 4):
             lab = f"lattice embedding ({desc}, beam {beam})"
             lr = LatticeRetriever(tree, scorer="embedding", embed_desc=desc, beam=beam, relevance=relevance, progress=False)
@@ -289,7 +290,7 @@ def grow_tree(base:dict,          # {'root': SemanticNode.to_dict(), 'stats': ..
     return t, recs
 
 # %% ../../nbs/37c_lattice.studies.ipynb #e1917290
-GROW_GRID = {"route": ("centroid", "descriptions"), "split": ("sibling", "child"), "stale_share": (0, 0.5), "spill": (False,)}   # `grow_study`'s default grid of `add_documents` options (spilling lost on dev before: results/p3_grow.json)
+GROW_GRID = {"route": GROW_ROUTES, "split": GROW_SPLITS, "stale_share": (0, 0.5), "spill": (False,)}   # `grow_study`'s default grid of `add_documents` options (spilling lost on dev before: results/p3_grow.json)
 
 def _grow_variants(base, batches, corpus, vec, emb, grid:dict, dev, search:tuple, progress) -> dict:
     "{(route, split, stale_share, spill): {tree, recs, dev_res, cost, problems}}: the tree grown with each setting of `grid`, scored on the development half by `search` = (scorer, beam)."

@@ -11,7 +11,7 @@ from ..core import InputError
 from ..chunking import split_sentences, CHARS_PER_TOKEN
 from .tree import SemanticNode
 from ..core import FENCE_RULE, fence, defuse
-
+from .settings import SUMMARIZERS
 
 # %% auto #0
 __all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'squash', 'clean_summary', 'first_sentence', 'ExtractiveSummarizer', 'LLMUsage',
@@ -134,7 +134,7 @@ def summarize_documents(corpus:dict,                 # doc id -> {'title','text'
                         max_chars:int=1500,          # document characters shown to the LLM
                         progress:bool=True, usage:LLMUsage|None=None) -> tuple[dict, dict]:
     "({doc id: summary dict}, counters {'llm', 'extractive', 'llm_failures'}); an unusable LLM answer falls back to the extractive summary."
-    if summarizer not in ("llm", "extractive"): raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
+    if summarizer not in SUMMARIZERS: raise InputError(f"summarizer must be 'llm' or 'extractive', got {summarizer!r}", field="summarizer")
     ids = list(corpus)
     extractive = extractive or ExtractiveSummarizer([" ".join(title_and_text(corpus[i])) for i in ids])
     usage = usage if usage is not None else LLMUsage()
@@ -179,7 +179,7 @@ def summarize_cluster(children:list[SemanticNode], # the cluster's children (lea
     sums = [c.summary or {"topic": "", "short": c.desc[:80], "sentence": c.desc[:300]} for c in children]
     if summarizer == "llm" and llm is not None:
         budget = (context_tokens - 400) * CHARS_PER_TOKEN
-        for level in ("sentence", "short", "topic"):
+        for level in SUMMARY_LEVELS[::-1]:   # the most detailed first
             lines = [s.get(level) or s.get("short", "") for s in sums]
             if sum(len(l) + 3 for l in lines) <= budget: break
         lines = [l[:int(budget // max(1, len(lines)))] for l in lines]

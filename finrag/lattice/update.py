@@ -14,9 +14,10 @@ from .summaries import ExtractiveSummarizer, LLMUsage, node_desc, summarize_clus
 from .build import _assign_ids, _leaf_desc, n_clusters
 from .partition import kmeans_split, merge_small_clusters
 from .scorers import EmbeddingScorer, slate_descriptions
+from .settings import GROW_ROUTES, GROW_SPLITS, SUMMARIZERS
 
 # %% auto #0
-__all__ = ['GROW_ROUTES', 'GROW_SPLITS', 'UPDATE_OPTIONS', 'tree_problems', 'add_documents', 'remove_documents']
+__all__ = ['UPDATE_OPTIONS', 'tree_problems', 'add_documents', 'remove_documents']
 
 # %% ../../nbs/33b_lattice.update.ipynb #8538589b
 def tree_problems(tree,                        # a `SemanticTree` (or its root `SemanticNode`)
@@ -56,11 +57,6 @@ def _depths(root:SemanticNode) -> dict:
         stack.extend((c, d + 1) for c in n.children)
     return out
 
-GROW_ROUTES = ("centroid", "descriptions")   # `add_documents(route=…)`; the default is `[lattice] grow_route`
-
-# %% ../../nbs/33b_lattice.update.ipynb #29dcff0f
-GROW_SPLITS = ("sibling", "child")           # `add_documents(split=…)`; the default is `[lattice] grow_split`
-
 # %% ../../nbs/33b_lattice.update.ipynb #882108c6
 UPDATE_OPTIONS = {   # the options of `add_documents` and `remove_documents` (None or absent: the default named here)
     "summarizer": "internal-node summaries 'llm' | 'extractive'; None = the tree's",
@@ -90,7 +86,7 @@ class _Updater:
         self.summarizer = summarizer or st.get("summarizer") or L.summarizer
         self.doc_summarizer = doc_summarizer or st.get("doc_summarizer") or self.summarizer
         for k, v in (("summarizer", self.summarizer), ("doc_summarizer", self.doc_summarizer)):
-            if v not in ("llm", "extractive"): raise InputError(f"{k} must be 'llm' or 'extractive', got {v!r}", field=k)
+            if v not in SUMMARIZERS: raise InputError(f"{k} must be 'llm' or 'extractive', got {v!r}", field=k)
         self.llm_depth = llm_depth if llm_depth is not None else st.get("llm_depth")
         self.ctx = int(context_tokens or st.get("context_tokens") or get_settings().models.llm_ctx)
         self._llm, self.usage, self.t = llm, LLMUsage(), Timings()
