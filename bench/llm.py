@@ -29,8 +29,9 @@ Commands:
               set (the experiment's: 100 generated from the store, seed 0, a stratified head) answered in vector and graph
               mode by `evaluate_graphrag`, then the four LLM-judged metrics on those samples with an empty judgment cache,
               metric by metric: calls, prompt tokens and the share the server read from its prompt cache, completion
-              tokens, unparsed answers, seconds per judged sample; twice, as configured ('before') and with each
-              metric's output capped at `--caps` ('after'; RAGAS' prompts unchanged)
+              tokens, unparsed answers, seconds per judged sample; twice, each on a fresh server (no prompt cache carried
+              over), as configured ('before') and with each metric's output capped at `--caps` ('after'; RAGAS' prompts
+              unchanged)
   judge-tier  per development dataset (financebench, finqa, tatqa): P(yes) AUC of a tier on N queries x their BM25
               top-10 pool (labels from the qrels), with a bootstrap 95% CI over queries, and tokens/s; resumable from
               the LLM disk cache (a rerun re-sends nothing already answered), with a progress bar
@@ -340,10 +341,11 @@ def cmd_ragas(a):
     caps = {m: int(v) for m, v in (kv.split("=") for kv in a.caps.split(","))} if a.caps else {}
     out = {"questions": [q.id for q in sub], "modes": list(modes), "samples": len(samples), "caps": caps, "llm_slots": get_settings().models.llm_slots}
     for label, cap in (("before", None), ("after", caps)):
-        judge = ragas_llm(cache=tempfile.mkdtemp(prefix="ragas-cost-"))   # an empty judgment cache: every call is paid
-        t0 = time.perf_counter()
-        sc, rep = ragas_score(samples, RAGAS_LLM_METRICS, llm=judge, progress=True, max_tokens=cap)
-        wall = time.perf_counter() - t0
+        with LocalLLMServer() as srv:   # a fresh server per pass: no prompt cache carried over from the other pass
+            judge = ragas_llm(srv.base_url, srv.alias, cache=tempfile.mkdtemp(prefix="ragas-cost-"))   # an empty judgment cache: every call is paid
+            t0 = time.perf_counter()
+            sc, rep = ragas_score(samples, RAGAS_LLM_METRICS, llm=judge, progress=True, max_tokens=cap)
+            wall = time.perf_counter() - t0
         per = {m: {k: rep[m].get(k, 0) for k in ("ok", "nan", "skipped", *USAGE_KEYS)} | {
                    "errors": rep[m]["errors"], "seconds": round(rep[m]["seconds"], 1),
                    "seconds_per_sample": round(rep[m]["seconds"] / max(1, len(samples)), 1),
