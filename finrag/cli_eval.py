@@ -8,12 +8,14 @@ import dataclasses, json
 from pathlib import Path
 import typer
 from .core import FinragError
-from .cli_options import EngineOptions, options_command
+from .cli_options import EngineOptions, SettingsCommand, options_command, settings_options
+from .hierarchical.settings import HierarchicalSettings
+from .lattice.settings import LatticeSettings
 from .report import printable, retrieval_report
 
 # %% auto #0
-__all__ = ['eval_app', 'cutoff_list', 'method_config', 'run_retrieval_eval', 'MethodOptions', 'SampleOptions',
-           'eval_retrieval_cmd']
+__all__ = ['eval_app', 'CascadeOptions', 'MethodOptions', 'cutoff_list', 'method_config', 'run_retrieval_eval', 'MethodFlags',
+           'SampleOptions', 'eval_retrieval_cmd']
 
 # %% ../nbs/90b_cli_eval.ipynb #c90b0001
 eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Evaluate: P1 question sets and vector vs Graph-RAG; retrieval quality of any registered method on a BEIR folder (P2, P3).")
@@ -75,14 +77,22 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0
 @dataclasses.dataclass
-class MethodOptions:
-    "The method options of `finrag eval retrieval` (None: the method's default)."
+class MethodFlags:
+    "The method options of `finrag eval retrieval` that are no settings key (`MethodOptions` extends them)."
     preretrieval:bool = typer.Option(None, "--preretrieval/--no-preretrieval", help="Pre-retrieval steps on/off (default: on for hierarchical; off for the baselines bm25, dense and hybrid; never for lattice).")
     llm_preretrieval:bool = typer.Option(False, "--llm-preretrieval", help="Also the LLM pre-retrieval steps (keywords).")
-    stage1:str = typer.Option(None, help="hierarchical: stage-1 scorer (bm25 | biencoder | hybrid (RRF) | zsum (standard scores)); default: [hierarchical] stage1 = zsum.")
-    stage2:str = typer.Option(None, help="hierarchical: stage-2 scorer (biencoder | maxsim | llm | ce | ce:PATH | none); default: [hierarchical] stage2 (the trained cross-encoder, chosen by finrag.protocol; none: stage 1 alone).")
     tree:Path = typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`.")
-    scorer:str = typer.Option(None, help="lattice, lattice++: pointwise (P(yes) per slate item; the default, 'llm') | listwise (the paper's one call per slate) | embedding (no LLM, a deviation) | hybrid (embeddings above [lattice] llm_docs documents, P(yes) below; a deviation) | ce (finrag's trained cross-encoder at the leaves, embeddings above; no LLM); default: [lattice] scorer.")
+
+# %% ../nbs/90b_cli_eval.ipynb #90bc0001
+_STAGES = "finrag.hierarchical.pipeline:stage_scorer_names"   # P2's stage scorers (checked by the cascade)
+CascadeOptions = settings_options(HierarchicalSettings, "stage1", "stage2", name="CascadeOptions", scope="hierarchical",
+                                  listed=dict(stage1=_STAGES, stage2=_STAGES),
+                                  doc="hierarchical: the cascade's scorers (None: the settings').")
+
+# %% ../nbs/90b_cli_eval.ipynb #90bc0002
+MethodOptions = settings_options(LatticeSettings, "scorer", name="MethodOptions", scope="lattice, lattice++",
+                                 bases=(CascadeOptions, MethodFlags),
+                                 doc="The method options of `finrag eval retrieval` (None: the method's default).")
 
 # %% ../nbs/90b_cli_eval.ipynb #ca32bdf5
 @dataclasses.dataclass
@@ -92,7 +102,7 @@ class SampleOptions:
     seed:int = typer.Option(0, help="Seed of the --max-queries sample.")
 
 # %% ../nbs/90b_cli_eval.ipynb #8cd5c62a
-@eval_app.command("retrieval")
+@eval_app.command("retrieval", cls=SettingsCommand)
 @options_command
 def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."),
                        split:str=typer.Option("test", help="The qrels file: qrels/<split>.tsv."),
@@ -104,7 +114,9 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."
     r = run_retrieval_eval(data, method, split, preretrieval=opts.preretrieval, llm_preretrieval=opts.llm_preretrieval,
-                           options={"stage1": opts.stage1, "stage2": opts.stage2, "tree": opts.tree, "scorer": opts.scorer}, sets=sets, progress=not json_out,
+                           options={"stage1": opts.stage1, "stage2": opts.stage2, "tree": opts.tree,
+                                    "scorer": opts.scorer},
+                           sets=sets, progress=not json_out,
                            k=cutoff_list(k), recall_k=(100,), max_queries=sample.max_queries, seed=sample.seed, engine=run.to_engine())
     for note in r.notes: typer.echo(printable(f"warning: {note}"), err=True)
     if json_out: typer.echo(json.dumps({"split": split, **r.to_dict()})); return

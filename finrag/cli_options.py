@@ -4,12 +4,13 @@
 
 # %% ../nbs/07b_cli_options.ipynb #8fd6cbae
 from __future__ import annotations
-import dataclasses, functools, inspect, typing
+import dataclasses, functools, importlib, inspect, re, typing
 import typer
+from .config import check_range, sections
 from .scale import Engine
 
 # %% auto #0
-__all__ = ['options_command', 'EngineOptions']
+__all__ = ['options_command', 'EngineOptions', 'settings_options', 'SettingsCommand']
 
 # %% ../nbs/07b_cli_options.ipynb #891d6191
 def options_command(fn):
@@ -48,3 +49,70 @@ class EngineOptions:
     def to_engine(self) -> Engine:
         "The `Engine` (checked: `InputError` for an unknown engine, or --address/--workers without Ray)."
         return Engine(self.engine, self.address, self.workers)
+
+# %% ../nbs/07b_cli_options.ipynb #f07b5e02
+_LISTED = re.compile(r"<names of ([\w.]+):(\w+)>")   # a registry a help names, listed by `SettingsCommand`
+
+@functools.lru_cache(maxsize=None)
+def _field_notes(record) -> dict:
+    "{field: its comment} of a record's source (`name: type = ...  # comment`); {} when the source cannot be read."
+    try: text = inspect.getsource(record)
+    except (OSError, TypeError): return {}
+    found = re.finditer(r"(?m)^\s+(\w+)\s*:[^#\n]*#\s*(.+)$", text)
+    return {m[1]: m[2].strip() for m in found if m[1] in record.__dataclass_fields__}
+
+def _names(reg) -> str:
+    """The names of a registry for help: a 'module:function' returning them (a marker, listed at --help time), a dict
+    (each entry's `doc` beside its name) or a tuple."""
+    if isinstance(reg, str): return f"<names of {reg}>"
+    if isinstance(reg, dict): return " | ".join(f"{k} ({v.doc})" if getattr(v, "doc", "") else k
+                                                for k, v in reg.items())
+    return " | ".join(map(str, reg))
+
+def settings_options(record,                 # a settings record (`finrag.lattice.settings.LatticeSettings`, ...)
+                     *names:str,             # the fields made options (`partition_tokens`: `--partition-tokens`)
+                     name:str="SettingsOptions",  # the group's class name
+                     doc:str="",             # the group's docstring
+                     section:str|None=None,  # its `settings.ini` section (None: the one `register_section` gave it)
+                     scope:str="",           # what the options apply to, first in each help ('hierarchical: ...')
+                     listed:dict|None=None,  # {field: a registry (dict, tuple, or 'module:function' returning names)}:
+                                             # its help lists the names; the registry's owner checks the value
+                     bases:tuple=()):        # groups whose options come first (a hand-written one, another of these)
+    """An option group for `options_command` built from `record`'s fields: one option per name, typed as the field, None
+    by default (the settings value is used); its help is the field's comment and declared range, naming the key as
+    `[section] key` (never its current value). A given value is checked against the field's range (`check_range`) when
+    typer fills the group in: `InputError` (exit 2) naming the option and the `[section] key`. `TypeError` for an
+    unknown field, a list field or an unregistered record without `section`."""
+    sec = section or next((k for k, c in sections().items() if c is record), None)
+    if sec is None: raise TypeError(f"settings_options: {record.__name__} is no registered section; give section=")
+    fs, hints, listed = {f.name: f for f in dataclasses.fields(record)}, typing.get_type_hints(record), listed or {}
+    bad = [n for n in (*names, *listed) if n not in fs or hints[n] not in (str, int, float, bool)]
+    if bad: raise TypeError(f"settings_options: {', '.join(bad)}: not a str, int, float or bool field of "
+                            f"{record.__name__}")
+    notes = _field_notes(record)                 # {} for a record without source (one made in a notebook's kernel)
+    def opt(n):
+        r, flag = fs[n].metadata.get("range") or {}, "--" + n.replace("_", "-")
+        rng = (f"one of {_names(listed[n])}" if n in listed else
+               f"one of {_names(r['choices'])}" if r.get("choices") is not None else r.get("what", ""))
+        text = "; ".join(s for s in (notes.get(n, ""), rng, f"default: [{sec}] {n}") if s)
+        text = f"{scope}: {text}" if scope else text[0].upper() + text[1:]
+        return typer.Option(None, f"{flag}/--no-{flag[2:]}" if hints[n] is bool else flag, help=text + ".")
+    def __post_init__(self):
+        for b in bases:
+            if hasattr(b, "__post_init__"): b.__post_init__(self)
+        for n in names:
+            if getattr(self, n) is not None and n not in listed:
+                check_range(record, n, getattr(self, n), option="--" + n.replace("_", "-"), section=sec)
+    doc = doc or f"Options of `[{sec}]`: {', '.join(names)} (None: the settings')."
+    return dataclasses.make_dataclass(name, [(n, hints[n], opt(n)) for n in names], bases=bases,
+                                      namespace={"__doc__": doc, "__post_init__": __post_init__})
+
+# %% ../nbs/07b_cli_options.ipynb #f07b5e10
+class SettingsCommand(typer.core.TyperCommand):
+    """A typer command class (`app.command(cls=SettingsCommand)`) whose --help lists the registries a `settings_options`
+    group names as 'module:function': imported when the help is shown, not each time the command runs."""
+    def format_options(self, ctx, formatter):
+        for p in self.params:
+            if isinstance(getattr(p, "help", None), str):
+                p.help = _LISTED.sub(lambda m: _names(getattr(importlib.import_module(m[1]), m[2])()), p.help)
+        super().format_options(ctx, formatter)

@@ -35,14 +35,15 @@ def check_range(cls,                  # a settings dataclass (e.g. `DataSettings
                 name:str,             # its field
                 value,                # the value to check
                 path=None,            # the settings file, when the value came from one
-                option:str|None=None  # the CLI option it came from (e.g. '--beam'): the error names it instead of the key
+                option:str|None=None, # the CLI option it came from (e.g. '--beam'): the error names it, not the key
+                section:str|None=None # the section the error names (None: the one `register_section` gave `cls`)
                ):
     "`value` when it is in the declared range of `cls.name` (NaN/inf refused); else `InputError` naming the file, section and key (or the option)."
     f = {f.name: f for f in fields(cls)}[name]
     r = f.metadata.get("range")
     if r is None or _ok(value, r): return value
     what = r["what"] or (f"one of {', '.join(r['choices'])}" if r["choices"] else "a finite number")
-    sec = next((k for k, c in _SECTIONS.items() if c is cls), cls.__name__)
+    sec = section or next((k for k, c in _SECTIONS.items() if c is cls), cls.__name__)
     if option: raise InputError(f"{option} {value!r} must be {what} (the range of [{sec}] {name})")
     raise InputError(f"[{sec}] {name} = {value!r} must be {what}", path=path, field=f"{sec}.{name}")
 

@@ -8,14 +8,15 @@ import dataclasses, json, sys, time
 from pathlib import Path
 import typer
 from ..core import FinragError, Timings, sample_news_path
-from ..cli_options import EngineOptions, options_command
+from ..cli_options import EngineOptions, options_command, settings_options
 from ..config import check_range, get_settings
+from .settings import GraphRAGSettings
 from ..report import (enrichment_table, format_comparison, format_contexts, format_expansion, format_footer, graph_expansion,
                            llm_banner, printable)
 
 # %% auto #0
-__all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'REATTRIBUTED', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'enrich', 'ingest',
-           'store_check', 'ask', 'demo_next_steps', 'demo', 'eval_questions', 'GraphOptions', 'eval_graphrag']
+__all__ = ['graphrag_app', 'graphrag_eval_app', 'store_app', 'REATTRIBUTED', 'DEMO_QUESTIONS', 'DEMO_NOTE', 'GraphOptions',
+           'enrich', 'ingest', 'store_check', 'ask', 'demo_next_steps', 'demo', 'eval_questions', 'eval_graphrag']
 
 # %% ../../nbs/19_graphrag.cli.ipynb #c19a0007
 graphrag_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="P1: Graph-RAG over financial news.")
@@ -149,7 +150,6 @@ def ask(question:str=typer.Argument(..., help="The question."),
     LLM writes it, then each sentence's citation is checked (`[graphrag] verify`; --no-verify skips it)."""
     from finrag.graphrag.rag import GraphRAG
     from finrag.graphrag.answer import answer
-    from finrag.graphrag.settings import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")   # NaN, inf, outside [0, 1]: one line, exit 2
     rag = GraphRAG(store)
     try:
@@ -201,7 +201,6 @@ def demo(store:Path=typer.Option(None, help="Store folder (default: <cache_dir>/
     from finrag.graphrag.ingest import ingest as _ingest
     from finrag.graphrag.rag import GraphRAG
     from finrag.config import check_range
-    from finrag.graphrag.settings import GraphRAGSettings
     if tau is not None: check_range(GraphRAGSettings, "tau", tau, option="--tau")
     typer.echo(DEMO_NOTE)
     store = store or get_settings().cache_dir/"demo-store"
@@ -244,15 +243,9 @@ def eval_questions(store:Path=typer.Option(..., "--store", help="A store built b
                          (f"\nLLM-written: {qs.report['llm']}" if qs.report["llm"] else "")))
 
 # %% ../../nbs/19_graphrag.cli.ipynb #3c38790a
-@dataclasses.dataclass
-class GraphOptions:
-    "The budgeted graph's settings `finrag eval graphrag` varies (None: `[graphrag]`; checked against the settings' ranges)."
-    tau:float = typer.Option(None, help="INFLUENCES threshold τ (default [graphrag] tau).")
-    diversity:float = typer.Option(None, help="Budgeted graph, open questions: entity-diverse fill weight (0 = off; default: [graphrag] diversity; evidence: bench/p1_cross_entity.py, results/p1_cross_entity.json).")
-    floor:float = typer.Option(None, help="... the diverse fill's candidates: chunks within this share of the best score, in [0, 1] (default: [graphrag] floor).")
-    network_reserve:int = typer.Option(None, "--network-reserve", help="Budgeted graph, open questions: slots kept for connected companies the seeds do not name (0 = off; default: [graphrag] network_reserve).")
-    article_expand:int = typer.Option(None, "--article-expand", help="Budgeted graph, questions about unnamed companies: chunks of the top article naming companies the top chunk does not (0 = off; default: [graphrag] article_expand).")
-    lexical:float = typer.Option(None, help="Budgeted graph: candidates ranked by cosine + this × BM25 share (lexical_fusion; 0 = dense only; default: [graphrag] lexical).")
+GraphOptions = settings_options(GraphRAGSettings, "tau", "diversity", "floor", "network_reserve", "article_expand",
+                                "lexical", name="GraphOptions",
+                                doc="The budgeted graph's settings `finrag eval graphrag` varies (None: `[graphrag]`).")
 
 # %% ../../nbs/19_graphrag.cli.ipynb #f9a7e9a9
 @graphrag_eval_app.command("graphrag")
@@ -268,14 +261,10 @@ def eval_graphrag(store:Path=typer.Option(..., "--store", help="A store built by
     "Vector RAG vs 2-hop Graph-RAG on a question file: metrics per mode and question type, Wilcoxon tests, latency."
     from finrag.graphrag.questions import load_questions
     from finrag.graphrag.eval import evaluate_graphrag, format_report, jsonable
-    from finrag.config import check_range
-    from finrag.graphrag.settings import GraphRAGSettings
     modes = {"none": False, "offline": "offline", "all": True}
     if ragas not in modes: raise FinragError(f"--ragas {ragas!r}: use none, offline or all")
     qs, rep = load_questions(questions, strict=strict)
     if rep.n_bad: typer.echo(printable(rep.summary()), err=True)
-    graph = dataclasses.asdict(graph)
-    for key, v in graph.items():   # the settings' ranges (NaN, inf refused), named as the options
-        if v is not None: check_range(GraphRAGSettings, key, v, option="--" + key.replace("_", "-"))
+    graph = dataclasses.asdict(graph)   # None: the [graphrag] record's (a given one was checked: NaN and inf refused)
     r = evaluate_graphrag(store, qs, use_llm=not no_llm, ragas=modes[ragas], ragas_n=ragas_n, engine=run.to_engine(), **graph)
     typer.echo(printable(json.dumps(jsonable(r), ensure_ascii=False, allow_nan=False)) if json_out else format_report(r))

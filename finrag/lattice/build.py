@@ -12,7 +12,7 @@ from ..core import InputError, Timings
 from ..models import default_embedder
 from ..llm import default_llm
 from ..config import get_settings, with_overrides
-from .settings import PARTITIONERS, SUMMARIZERS, TREE_STRATEGIES, LatticeSettings
+from .settings import BUILD_OPTIONS, PARTITIONERS, SUMMARIZERS, TREE_STRATEGIES, LatticeSettings
 from ..beir import BeirDataset
 from .tree import SemanticNode, SemanticTree, tree_stats
 from .summaries import ExtractiveSummarizer, LLMUsage, ask_counted, squash, node_desc, summarize_cluster, summarize_documents, title_and_text
@@ -21,8 +21,7 @@ from ..core import defuse
 from .partition import _partition_budget, choose_level, merge_small_clusters, repair_partition, kmeans_split
 
 # %% auto #0
-__all__ = ['MAX_SHARE', 'BUILD_OPTIONS', 'BUILD_KNOBS', 'FALLBACK_RATE', 'n_clusters', 'build_options', 'build_tree',
-           'partition_sizes']
+__all__ = ['MAX_SHARE', 'BUILD_KNOBS', 'FALLBACK_RATE', 'n_clusters', 'build_options', 'build_tree', 'partition_sizes']
 
 # %% ../../nbs/33_lattice.build.ipynb #7116194c
 def _leaf_desc(title:str, text:str) -> str:
@@ -266,9 +265,6 @@ def _deviations(b:_Builder) -> list[str]:
     if b.llm_depth is not None and b.strategy != "bottom-up":
         out.append(f"llm_depth={b.llm_depth}: nodes at depth {b.llm_depth} and below are split by k-means and summarised extractively (a cost bound; the paper uses the LLM at every level)")
     return out
-
-# %% ../../nbs/33_lattice.build.ipynb #8032ce1c
-BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs", "partition_tokens", "llm_depth")
 
 # %% ../../nbs/33_lattice.build.ipynb #e5537ae3
 BUILD_KNOBS = {"context_tokens": None, "max_depth": 8, "seed": 0}   # build options that are not settings: the LLM's window (None: `[models] llm_ctx`), no split below this depth, the k-means seed

@@ -8,10 +8,10 @@ import dataclasses
 from pathlib import Path
 import typer
 from ..core import FinragError
-from ..cli_options import options_command
-from ..config import check_range, get_settings
+from ..cli_options import options_command, settings_options
+from ..config import get_settings
 from ..report import build_estimate, build_summary
-from .settings import SUMMARIZERS
+from .settings import BUILD_OPTIONS, SUMMARIZERS, LatticeSettings
 
 # %% auto #0
 __all__ = ['lattice_app', 'BuildOptions', 'lattice_build', 'tree_lock', 'lattice_add', 'lattice_remove']
@@ -20,17 +20,8 @@ __all__ = ['lattice_app', 'BuildOptions', 'lattice_build', 'tree_lock', 'lattice
 lattice_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="LATTICE (P3): build the semantic tree for LLM-guided hierarchical search.")
 
 # %% ../../nbs/38_lattice.cli.ipynb #c96e9667
-@dataclasses.dataclass
-class BuildOptions:
-    "The tree build's settings `finrag lattice build` varies (None: `[lattice]`)."
-    strategy:str = typer.Option(None, help="top-down (LLM partitions, the paper's default) | bottom-up | hybrid (default: [lattice] strategy).")
-    summarizer:str = typer.Option(None, help="Internal-node summaries: llm | extractive (no LLM summaries: a labelled deviation); default: [lattice] summarizer (llm).")
-    doc_summarizer:str = typer.Option(None, help="Document (leaf) summaries: extractive | llm; default: [lattice] doc_summarizer (extractive: one LLM call per document would take hours on CPU).")
-    partition_tokens:int = typer.Option(None, help="Prompt + answer tokens of one LLM partition call (documents shown at a coarser level to fit); 0 = the whole context; default: [lattice] partition_tokens (2000).")
-    partitioner:str = typer.Option(None, help="top-down splits: llm | kmeans (a labelled deviation); default: [lattice] partitioner (llm).")
-    branching:int = typer.Option(None, help="Clusters per split / children per internal node; default: [lattice] branching (10).")
-    max_leaf_docs:int = typer.Option(None, help="A node with at most this many documents gets them as leaves; default: [lattice] max_leaf_docs (10).")
-    llm_depth:int = typer.Option(None, "--llm-depth", help="top-down: the LLM partitions and summarises only nodes above this depth (root = 0); deeper ones by k-means, extractively (a cost bound); 0 = every level, the paper; default: [lattice] llm_depth.")
+BuildOptions = settings_options(LatticeSettings, *BUILD_OPTIONS, name="BuildOptions",
+                                doc="The tree build's settings `finrag lattice build` varies (None: `[lattice]`).")
 
 # %% ../../nbs/38_lattice.cli.ipynb #bbb1b66a
 @lattice_app.command("build")
@@ -45,10 +36,7 @@ def lattice_build(data:Path=typer.Option(..., "--data", help="BEIR folder: corpu
     from finrag.beir import beir_corpus
     from finrag.lattice.build import build_tree
     from finrag.lattice.estimate import estimate_build
-    from finrag.lattice.settings import LatticeSettings
-    kw = dataclasses.asdict(build)                   # None: the [lattice] record's
-    for key, v in kw.items():                        # the settings' ranges and choices, named as the options (before the data is read)
-        if v is not None: check_range(LatticeSettings, key, v, option="--" + key.replace("_", "-"))
+    kw = dataclasses.asdict(build)                   # None: the [lattice] record's (a given one was range-checked)
     ds = beir_corpus(data, split, limit); corpus = ds.corpus
     strategy = kw.pop("strategy") or get_settings().lattice.strategy
     est = estimate_build(corpus, strategy, **kw, model=get_settings().llm_model_override or get_settings().models.llm_model)

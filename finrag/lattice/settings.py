@@ -11,7 +11,7 @@ _UNIT = dict(lo=0.0, hi=1.0)
 
 # %% auto #0
 __all__ = ['TREE_STRATEGIES', 'SUMMARIZERS', 'PARTITIONERS', 'EMBED_DESCS', 'FUSIONS', 'GROW_ROUTES', 'GROW_SPLITS',
-           'SLATE_SCORERS', 'SlateScorerEntry', 'register_scorer', 'LatticeSettings']
+           'SLATE_SCORERS', 'BUILD_OPTIONS', 'SlateScorerEntry', 'register_scorer', 'LatticeSettings']
 
 # %% ../../nbs/30a_lattice.settings.ipynb #85455d25
 TREE_STRATEGIES = ("top-down", "bottom-up", "hybrid")   # how the tree is built (the paper's v2: top-down)
@@ -129,6 +129,11 @@ register_scorer("hybrid", "finrag.lattice.search:_hybrid", "embeddings above [la
                 budget="hybrid_tokens", deviation=_hybrid_deviation, llm=True)
 register_scorer("ce", "finrag.lattice.search:_ce", "finrag's trained cross-encoder at the leaves, embeddings above (no LLM)",
                 deviation="scorer=ce: nodes are scored without an LLM")
+
+# %% ../../nbs/30a_lattice.settings.ipynb #30a0b001
+# the `[lattice]` keys a tree build takes as options (`build_tree`, `finrag lattice build`)
+BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs",
+                 "partition_tokens", "llm_depth")
 
 # %% ../../nbs/30a_lattice.settings.ipynb #89c63d40
 # registered when `finrag.config.sections()` imports this module; not run here (the library's record stays the registered one)
