@@ -12,7 +12,7 @@ def envs():
     import matplotlib
     matplotlib.use("Agg")
     from finrag.protocol import read_record
-    return {n: read_record(ROOT / "results" / f"{n}.json") for n in ("p1_eval", "train_cross_encoder", "p3_ce", "p3_lattice")}
+    return {n: read_record(ROOT / "results" / f"{n}.json") for n in ("p1_eval", "train_cross_encoder", "p3_ce", "p3_lattice", "p3_scorer_choice")}
 
 
 def _draw(fn, out, *args, **kw):
@@ -58,6 +58,10 @@ def test_p3_figures_are_the_readme_table(envs, tmp_path):
         assert all(d.loc[m, "value"] == r[k]["test"][m]["ndcg@10"] for m in ("bm25", "dense", "hybrid z", "lattice embedding"))
         assert d.loc["lattice++", "value"] == r["lattice++"]["test_means"][r["lattice++"]["chosen"]][k]
     _draw(p3_ablations_figure, tmp_path / "abl.png", envs["p3_lattice"])
+    t = _draw(p3_figure, tmp_path / "p3s.png", envs["p3_ce"], llm_env=envs["p3_scorer_choice"])   # the committed figure's call
+    sc = envs["p3_scorer_choice"]["result"]["corpora"]
+    d = t[t.key == "lattice pointwise"]
+    assert [(v, n) for v, n in zip(d.value, d.n)] == [(sc[k]["test"]["pointwise"]["ndcg@10"], sc[k]["test"]["pointwise"]["n"]) for k in ("scifact", "financebench")]
 
 
 @pytest.mark.parametrize("name", ["p1_eval_latency", "p1_eval_metrics", "p2_financerag_ndcg20", "p3_ndcg", "p3_ablations"])

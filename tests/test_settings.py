@@ -88,7 +88,7 @@ def test_lattice_build_max_leaf_docs_zero(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("key,old,new,message", [
-    ("beam", "beam = 2\n", "beam = 0\n", "[lattice] beam = 0 must be in [1, 1000] nodes"),
+    ("beam", "beam = 4\n", "beam = 0\n", "[lattice] beam = 0 must be in [1, 1000] nodes"),
     ("path_alpha", "path_alpha = 0.5", "path_alpha = nan", "[lattice] path_alpha = nan must be in [0, 1]"),
     ("budget_chunks", "budget_chunks = 5", "budget_chunks = 0", "[graphrag] budget_chunks = 0 must be in [1, 1000] chunks"),
     ("llm_timeout", "llm_timeout = 240", "llm_timeout = nan", "[models] llm_timeout = nan must be > 0 seconds"),
@@ -145,6 +145,15 @@ def test_p1_answer_format_is_the_recorded_choice():
     f = RESULTS / "p1_eval_answer_format.json"
     chosen = results(f.name)["comparison"]["choice"]["default"] if f.exists() else "text"
     assert get_settings().graphrag.answer_format == chosen
+
+
+def test_p3_scorer_is_the_recorded_choice():
+    "[lattice] scorer (and the keys its candidate set, e.g. beam) are the candidate results/p3_scorer_choice.json's rule chose (`choose_default`)."
+    f = RESULTS / "p3_scorer_choice.json"
+    lat, r = get_settings().lattice, results(f.name)
+    c = r["choice"]
+    assert r["chosen"] == (c["candidate"] if c["candidate"] != r["incumbent"] and c["verdict"]["replaces"] else r["incumbent"])
+    assert {k: getattr(lat, k) for k in r["candidates"][r["chosen"]]} == r["candidates"][r["chosen"]]
 
 
 def test_p3_growth_defaults_are_the_recorded_choice():

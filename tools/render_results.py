@@ -172,6 +172,28 @@ def p3_ce() -> str:
     return "\n".join(out) + "\n"
 
 
+def p3_scorer_choice() -> str:
+    "The `[lattice] scorer` choice: each candidate on the reporting halves (n, nDCG@10 and CI, recall@100, cost), minus the incumbent paired, and the rule's verdict (bench/lattice.py scorer)."
+    r = result("p3_scorer_choice")
+    inc = r["incumbent"]
+    out = ["| reporting half | candidate | n | nDCG@10 [95 % CI] | recall@100 | s/query | LLM calls/query | prompt tokens/query "
+           f"| − {inc} [95 % CI] |", "|---" * 9 + "|"]
+    for name, e in r["corpora"].items():
+        for m, v in e["test"].items():
+            d = v.get("minus_incumbent")
+            out.append(f"| {e['dataset']} | {m} | {v['n']} | {v['ndcg@10']:.4f} {ci(*v['ci'], nd=4)} | {v['recall@100']:.3f} | "
+                       f"{v['s_per_query']:.2f} | {v['llm_calls_per_query']:.1f} | {v['prompt_tokens_per_query']:,.0f} | "
+                       + (f"{d['diff']:+.4f} {ci(*d['ci'], nd=4, sign=True)} |" if d else "— |"))
+    c = r["choice"]
+    line = f"\nChosen on the development halves (macro nDCG@10: " + ", ".join(f"{k} {v:.4f}" for k, v in c["choose_macro"].items()) + ")"
+    if c["candidate"] == inc: line += f": the incumbent, {inc}, stays."
+    else:
+        v = c["verdict"]; p = v["pooled"]
+        line += (f": {c['candidate']}; on the reporting halves {c['candidate']} − {inc} pooled {p[0]:+.4f} {ci(p[1], p[2], nd=4, sign=True)}, "
+                 f"n = {p[3]}; rule ({v['rule']}): " + ("it replaces the incumbent." if v["replaces"] else "the incumbent stays."))
+    return "\n".join(out) + "\n" + line + f" Default now: `[lattice] scorer` = {r['chosen']}.\n"
+
+
 def p3_fusion() -> str:
     "LATTICE++'s fusion candidates on the development halves and the never-below rule's verdict (bench/lattice_ce.py)."
     p = result("p3_ce")["lattice++"]
@@ -627,6 +649,7 @@ def sample_methods() -> str:
 
 
 RENDERERS = {   # block name -> renderer, by paper
+    "p3-scorer-choice": p3_scorer_choice,
     "p2-llm-judge": p2_llm_judge,
     "p2-answers": p2_answers,
     "p2-cross-encoder-v0": p2_cross_encoder_v0,

@@ -120,7 +120,7 @@ def _hybrid_deviation(s) -> str:
 
 _POINTWISE = dict(budget="pointwise_tokens", llm=True,
                   deviation="scorer=pointwise: one P(yes) call per slate item instead of the paper's one listwise call per slate")
-register_scorer("pointwise", "finrag.lattice.search:_pointwise", "the LLM's P(yes) per slate item (the default; 'llm' is its older name)", **_POINTWISE)
+register_scorer("pointwise", "finrag.lattice.search:_pointwise", "the LLM's P(yes) per slate item (for capable endpoints; 'llm' is its older name)", **_POINTWISE)
 register_scorer("llm", "finrag.lattice.search:_pointwise", "the older name of pointwise", **_POINTWISE)
 register_scorer("listwise", "finrag.lattice.search:_listwise", "the paper's one LLM call per slate", llm=True)
 register_scorer("embedding", "finrag.lattice.search:_embedding", "MiniLM cosine, no LLM (a deviation)",
