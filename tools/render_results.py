@@ -185,7 +185,7 @@ def p3_scorer_choice() -> str:
                        f"{v['s_per_query']:.2f} | {v['llm_calls_per_query']:.1f} | {v['prompt_tokens_per_query']:,.0f} | "
                        + (f"{d['diff']:+.4f} {ci(*d['ci'], nd=4, sign=True)} |" if d else "— |"))
     c = r["choice"]
-    line = f"\nChosen on the development halves (macro nDCG@10: " + ", ".join(f"{k} {v:.4f}" for k, v in c["choose_macro"].items()) + ")"
+    line = "\nChosen on the development halves (macro nDCG@10: " + ", ".join(f"{k} {v:.4f}" for k, v in c["choose_macro"].items()) + ")"
     if c["candidate"] == inc: line += f": the incumbent, {inc}, stays."
     else:
         v = c["verdict"]; p = v["pooled"]
