@@ -39,7 +39,7 @@ import argparse, os, statistics, sys, time
 os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
-from finrag.config import redact
+from finrag.config import get_settings, redact
 from finrag.beir import BeirDataset
 from finrag.datasets import load_dev
 
@@ -182,7 +182,7 @@ def hybrid(args):
 
 
 # `scorer`: the `[lattice] scorer` choice — `finrag.lattice.studies.scorer_choice_study` (nbs/37c); this writes its result.
-SCORER_CANDIDATES = {"pointwise": {"scorer": "pointwise"},   # today's default: the LLM's P(yes) per item, [lattice] beam and budget
+SCORER_CANDIDATES = {"pointwise": {"scorer": "pointwise", "beam": 2},   # the LLM's P(yes) per item at the public code's beam, [lattice] budget
                      "embedding (titles, beam 2)": {"scorer": "embedding", "embed_desc": "titles", "beam": 2},
                      "embedding (titles, beam 4)": {"scorer": "embedding", "embed_desc": "titles", "beam": 4}}   # results/p3_ce.json's
 
@@ -194,7 +194,10 @@ def scorer(args):
     t0, load0 = time.perf_counter(), os.getloadavg()
     data = {"scifact": (scifact_slice(args.data_root, args.docs, args.slice_queries), "scifact"),
             "financebench": (load_dev("financebench", args.data_root), "finance")}
-    S = scorer_choice_study({n: data[n] for n in args.datasets}, SCORER_CANDIDATES, "pointwise", per_half=args.per_half)
+    lat = get_settings().lattice   # the incumbent: --incumbent, else the candidate that is today's [lattice] setting
+    inc = args.incumbent or next((c for c, kw in SCORER_CANDIDATES.items() if all(getattr(lat, k) == v for k, v in kw.items())), None)
+    if inc not in SCORER_CANDIDATES: sys.exit(f"error: --incumbent {inc!r}: one of {', '.join(SCORER_CANDIDATES)}")
+    S = scorer_choice_study({n: data[n] for n in args.datasets}, SCORER_CANDIDATES, inc, per_half=args.per_half)
     n = {c: {"choose": e["n_choose"], "report": e["n_report"]} for c, e in S["corpora"].items()}
     out = Path(args.json)
     f = record(out.stem, S, vars(args), n=n, seconds=time.perf_counter() - t0, loadavg_start=load0, folder=out.parent)
@@ -215,6 +218,7 @@ def main():
         if name == "scorer":
             p.add_argument("--json", default="results/p3_scorer_choice.json"); p.add_argument("--datasets", nargs="+", default=["scifact", "financebench"])
             p.add_argument("--per-half", type=int, default=25, help="seeded queries of each half per corpus (the LLM scorer's minutes)")
+            p.add_argument("--incumbent", default=None, help="the candidate that is the default (the recorded run: pointwise); default: today's [lattice] setting")
             continue
         if name == "hybrid":
             p.add_argument("--json", default="results/p3_hybrid.json"); p.add_argument("--datasets", nargs="+", default=["scifact", "financebench"])

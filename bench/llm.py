@@ -338,11 +338,16 @@ def cmd_ragas(a):
     samples = [dict(user_input=qmap[r["question_id"]].question, response=r["answer"], retrieved_contexts=[text[c] for c in r["chunk_ids"]],
                     reference=qmap[r["question_id"]].reference_answer, reference_contexts=reference_contexts(st, qmap[r["question_id"]]))
                for r in res["rows"] if r["answered"] and r.get("answer")]
-    caps = {m: int(v) for m, v in (kv.split("=") for kv in a.caps.split(","))} if a.caps else {}
+    caps = {}
+    for kv in (a.caps.split(",") if a.caps else []):
+        m, _, v = kv.partition("=")
+        if m not in RAGAS_LLM_METRICS or not v.isdigit():
+            sys.exit(f"error: --caps {kv!r}: METRIC=TOKENS with METRIC one of {', '.join(RAGAS_LLM_METRICS)}")
+        caps[m] = int(v)
     out = {"questions": [q.id for q in sub], "modes": list(modes), "samples": len(samples), "caps": caps, "llm_slots": get_settings().models.llm_slots}
     for label, cap in (("before", None), ("after", caps)):
-        with LocalLLMServer() as srv:   # a fresh server per pass: no prompt cache carried over from the other pass
-            judge = ragas_llm(srv.base_url, srv.alias, cache=tempfile.mkdtemp(prefix="ragas-cost-"))   # an empty judgment cache: every call is paid
+        with LocalLLMServer() as srv, tempfile.TemporaryDirectory(prefix="ragas-cost-") as tmp:   # a fresh server per pass: no prompt cache carried over
+            judge = ragas_llm(srv.base_url, srv.alias, cache=tmp)   # an empty judgment cache: every call is paid
             t0 = time.perf_counter()
             sc, rep = ragas_score(samples, RAGAS_LLM_METRICS, llm=judge, progress=True, max_tokens=cap)
             wall = time.perf_counter() - t0
@@ -398,9 +403,10 @@ def main(argv=None):
     if a.quick:
         a.prompt_tokens, a.gen, a.decode_requests = min(a.prompt_tokens, 200), min(a.gen, 16), 2
         if a.command == "judge-tier": a.queries = min(a.queries, 2)
-    global RESULTS, JUDGE_RESULTS
+    global RESULTS, JUDGE_RESULTS, RAGAS_COST
     if a.quick:   # quick numbers never overwrite the kept ones
         RESULTS, JUDGE_RESULTS = ROOT / "runs" / "llm_bench_quick.json", ROOT / "runs" / "p2_judge_tier_quick.json"
+        RAGAS_COST = ROOT / "runs" / "p1_ragas_cost_quick.json"
     if a.command == "judge-tier": return cmd_judge_tier(a)
     if a.command == "ragas": return cmd_ragas(a)
     out = read_record(RESULTS)["result"] if RESULTS.exists() else {}

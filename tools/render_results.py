@@ -172,6 +172,27 @@ def p3_ce() -> str:
     return "\n".join(out) + "\n"
 
 
+def p1_ragas_cost() -> str:
+    "Where a judged RAGAS sample's minutes go, per LLM metric, as configured and with output caps, each pass on a fresh server (bench/llm.py ragas)."
+    r = result("p1_ragas_cost")
+    passes = [p for p in ("before", "after") if p in r]
+    out = ["| metric | pass | calls / sample | prompt tokens / call | read from the prompt cache | completion tokens / call "
+           "| seconds / sample | NaN |", "|---" * 8 + "|"]
+    for m in r["before"]["metrics"]:
+        for p in passes:
+            v = r[p]["metrics"][m]
+            cap = f" (cap {r['caps'][m]})" if p == "after" and m in r["caps"] else ""
+            out.append(f"| {m} | {p}{cap} | {v['calls_per_sample']:.2f} | {v['prompt_tokens_per_call']:,.0f} | {v['cached_share']:.1%} "
+                       f"| {v['completion_tokens_per_call']:.0f} | {v['seconds_per_sample']:.1f} | {v['nan']} |")
+    tot = " · ".join(f"{p}: **{r[p]['seconds_per_judged_sample']:.1f} s** per judged sample ({r[p]['seconds']:.0f} s)" for p in passes)
+    b = r["before"]["metrics"]
+    rel = b["answer_relevancy"]["seconds_per_sample"]
+    three = sum(b[m]["seconds_per_sample"] for m in b if m != "answer_relevancy")
+    return ("\n".join(out) + f"\n\n{r['samples']} samples ({len(r['questions'])} questions × {', '.join(r['modes'])}), "
+            f"`[models] llm_slots` = {r['llm_slots']}. {tot}. At the 'before' rate, answer relevancy on 300 answered rows takes "
+            f"~{300 * rel / 3600:.1f} h and the other three metrics on 60 rows ~{60 * three / 3600:.1f} h.\n")
+
+
 def p3_scorer_choice() -> str:
     "The `[lattice] scorer` choice: each candidate on the reporting halves (n, nDCG@10 and CI, recall@100, cost), minus the incumbent paired, and the rule's verdict (bench/lattice.py scorer)."
     r = result("p3_scorer_choice")
@@ -191,7 +212,8 @@ def p3_scorer_choice() -> str:
         v = c["verdict"]; p = v["pooled"]
         line += (f": {c['candidate']}; on the reporting halves {c['candidate']} − {inc} pooled {p[0]:+.4f} {ci(p[1], p[2], nd=4, sign=True)}, "
                  f"n = {p[3]}; rule ({v['rule']}): " + ("it replaces the incumbent." if v["replaces"] else "the incumbent stays."))
-    return "\n".join(out) + "\n" + line + f" Default now: `[lattice] scorer` = {r['chosen']}.\n"
+    now = ", ".join(f"`{k} = {v}`" for k, v in r["candidates"][r["chosen"]].items())
+    return "\n".join(out) + "\n" + line + f" Default now ([lattice]): {now}.\n"
 
 
 def p3_fusion() -> str:
@@ -649,6 +671,7 @@ def sample_methods() -> str:
 
 
 RENDERERS = {   # block name -> renderer, by paper
+    "p1-ragas-cost": p1_ragas_cost,
     "p3-scorer-choice": p3_scorer_choice,
     "p2-llm-judge": p2_llm_judge,
     "p2-answers": p2_answers,

@@ -125,11 +125,12 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
                 timeout:float=900.0,        # seconds per metric call before it counts as a failure
                 progress:bool=False,
                 concurrency:int|None=None,  # samples scored at once per metric (the server's slots); None = `[models] llm_slots`
-                max_tokens:dict|None=None   # {metric: judge output tokens} for that metric's calls; others: the judge's own
+                max_tokens:dict|None=None   # {metric: judge output tokens} for that metric's calls; others: the judge's own (ragas' judgment cache keys on the prompt alone: give a capped run its own cache folder)
                ) -> tuple[list[dict], dict]:
     """(scores, report): one {metric: float|NaN} per sample, in order; report[metric] = {n, ok, nan, skipped, errors:
     {type: count}, seconds} (seconds: the metric's wall time), and for a judge from `ragas_llm` its `USAGE_KEYS` during
-    that metric (calls, prompt/cached/completion tokens, unparsed answers). Up to `concurrency` samples of one metric are
+    that metric (calls, prompt/cached/completion tokens, instructor's parse errors, retries included; a call cut by
+    `timeout` is not counted). Up to `concurrency` samples of one metric are
     scored at once (asyncio tasks on ragas' async client), so the local server's `[models] llm_slots` decode them together."""
     metrics = list(metrics)
     conc = int(get_settings().models.llm_slots if concurrency is None else concurrency)
@@ -168,10 +169,13 @@ def ragas_score(samples:list[dict],        # {user_input, response, retrieved_co
             u0, t0 = dict(usage), time.perf_counter()
             args = getattr(llm, "model_args", None)
             cap = (max_tokens or {}).get(m)
-            if cap and args is not None: args["max_tokens"], keep = cap, args.get("max_tokens")
+            capped = bool(cap) and args is not None
+            if capped: keep = args.pop("max_tokens", None); args["max_tokens"] = cap
             try: await asyncio.gather(*(one(s, row) for s, row in zip(samples, out)))
             finally:
-                if cap and args is not None: args["max_tokens"] = keep
+                if capped:
+                    if keep is None: args.pop("max_tokens", None)
+                    else: args["max_tokens"] = keep
             rep["seconds"] += time.perf_counter() - t0
             if m in RAGAS_LLM_METRICS and usage: rep.update({k: usage[k] - u0[k] for k in usage})
         if bar: bar.close()

@@ -12,7 +12,7 @@ from .tree import SemanticTree
 from ..figures import COLORS, as_float, bar_panel, figure_table, finish, new_figure
 
 # %% auto #0
-__all__ = ['P3_CORPORA', 'FAILED_NOTE', 'plot_tree', 'run_failed', 'p3_table', 'p3_figure', 'p3_ablations_table',
+__all__ = ['P3_CORPORA', 'P3_PAPER', 'FAILED_NOTE', 'plot_tree', 'run_failed', 'p3_table', 'p3_figure', 'p3_ablations_table',
            'p3_ablations_figure', 'p3_headline']
 
 # %% ../../nbs/37b_lattice.figure.ipynb #a2276917
@@ -86,6 +86,9 @@ def run_failed(m:dict|None) -> bool:
 # %% ../../nbs/37b_lattice.figure.ipynb #f3a00013
 P3_CORPORA = {"scifact": "SciFact slice", "financebench": "FinanceBench"}
 
+# %% ../../nbs/37b_lattice.figure.ipynb #09229c1c
+P3_PAPER = {"SciFact nDCG@10 (LATTICE v2, Gemini-2.5-flash)": 75.8}   # the paper's number drawn as a line (docs/references.md)
+
 # %% ../../nbs/37b_lattice.figure.ipynb #54ae964c
 FAILED_NOTE = "empty run (recall@100 = 0)"
 
@@ -151,10 +154,10 @@ def _p3_own_rows(r:dict) -> list[dict]:
 # %% ../../nbs/37b_lattice.figure.ipynb #f3a00014
 def p3_figure(env:dict, out=None, llm_env:dict|None=None) -> pd.DataFrame:
     """P3's nDCG@10 figure from its envelope(s): one panel per corpus, the methods of `p3_table` with their CIs, a failed run
-    named instead of drawn, the paper's SciFact nDCG@10 as a line where `llm_env` records it; returns `p3_table`."""
+    named instead of drawn, the paper's SciFact nDCG@10 as a line (an envelope's `paper`, else `P3_PAPER`); returns `p3_table`."""
     t = p3_table(env, llm_env)
     panels = list(dict.fromkeys(t.panel))
-    paper = ((llm_env or env)["result"].get("paper") or {}).get("SciFact nDCG@10 (LATTICE v2, Gemini-2.5-flash)")
+    paper = next((e["result"]["paper"] for e in (llm_env, env) if e and e["result"].get("paper")), P3_PAPER).get("SciFact nDCG@10 (LATTICE v2, Gemini-2.5-flash)")
     fig, axs = new_figure(len(panels), panel=(5.6, 3.0))
     for j, (ax, p) in enumerate(zip(axs, panels)):
         ref = (paper / 100, f"paper {paper / 100:.3f} (full SciFact, Gemini)") if paper and "scifact" in p.lower() else None

@@ -243,7 +243,8 @@ def scorer_choice_study(datasets:dict,         # {name: (BeirDataset with qrels,
                                   "prompt_tokens_per_query": mean("prompt_tokens"),
                                   "stopped_early": sum(bool(got[q]["stats"].get("budget_spent") or got[q]["stats"].get("failed_slates")) for q in qt),
                                   "config": lr.config}
-            if lab != incumbent: entry["test"][lab]["minus_incumbent"] = paired_diff(report[lab][name], report[incumbent][name], qt)
+            if lab != incumbent:   # the queries in `report_vs`'s order: the same paired CI the rule reads
+                entry["test"][lab]["minus_incumbent"] = paired_diff(report[lab][name], report[incumbent][name], sorted(qt))
         corpora[name] = entry
     chosen, rec = choose_default(choose, report, incumbent)
     return {"candidates": candidates, "incumbent": incumbent, "per_half": per_half, "corpora": corpora, "chosen": chosen, "choice": rec,
