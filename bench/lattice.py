@@ -192,12 +192,12 @@ def scorer(args):
     from finrag.lattice.studies import scorer_choice_study
     from finrag.protocol import record
     t0, load0 = time.perf_counter(), os.getloadavg()
-    data = {"scifact": (scifact_slice(args.data_root, args.docs, args.slice_queries), "scifact"),
-            "financebench": (load_dev("financebench", args.data_root), "finance")}
+    data = {"scifact": lambda: (scifact_slice(args.data_root, args.docs, args.slice_queries), "scifact"),
+            "financebench": lambda: (load_dev("financebench", args.data_root), "finance")}   # only the corpora asked for are loaded
     lat = get_settings().lattice   # the incumbent: --incumbent, else the candidate that is today's [lattice] setting
     inc = args.incumbent or next((c for c, kw in SCORER_CANDIDATES.items() if all(getattr(lat, k) == v for k, v in kw.items())), None)
     if inc not in SCORER_CANDIDATES: sys.exit(f"error: --incumbent {inc!r}: one of {', '.join(SCORER_CANDIDATES)}")
-    S = scorer_choice_study({n: data[n] for n in args.datasets}, SCORER_CANDIDATES, inc, per_half=args.per_half)
+    S = scorer_choice_study({n: data[n]() for n in args.datasets}, SCORER_CANDIDATES, inc, per_half=args.per_half)
     n = {c: {"choose": e["n_choose"], "report": e["n_report"]} for c, e in S["corpora"].items()}
     out = Path(args.json)
     f = record(out.stem, S, vars(args), n=n, seconds=time.perf_counter() - t0, loadavg_start=load0, folder=out.parent)
@@ -216,7 +216,8 @@ def main():
         p.add_argument("--data-root", default=None, help="data root holding beir_scifact/ (default: ../shared/data)"); p.add_argument("--docs", type=int, default=1000)
         p.add_argument("--slice-queries", type=int, default=200 if name in ("hybrid", "scorer") else 100)
         if name == "scorer":
-            p.add_argument("--json", default="results/p3_scorer_choice.json"); p.add_argument("--datasets", nargs="+", default=["scifact", "financebench"])
+            p.add_argument("--json", default="results/p3_scorer_choice.json")
+            p.add_argument("--datasets", nargs="+", default=["scifact", "financebench"], choices=["scifact", "financebench"])
             p.add_argument("--per-half", type=int, default=25, help="seeded queries of each half per corpus (the LLM scorer's minutes)")
             p.add_argument("--incumbent", default=None, help="the candidate that is the default (the recorded run: pointwise); default: today's [lattice] setting")
             continue

@@ -329,7 +329,7 @@ def cmd_ragas(a):
     t_all, load0, modes = time.perf_counter(), os.getloadavg(), ("vector", "graph")
     ingest(Path(a.data_root or data_root()) / FNSPID_AAPL, a.store)          # idempotent: a built store is kept
     st = NewsStore(a.store)
-    qs = interleave_types(generate_questions(st, n=100, n_direct=30, n_relational=70, seed=0))   # the P1 experiment's set
+    qs = interleave_types(generate_questions(st, seed=0))   # the P1 experiment's set ([graphrag] n_questions, the 30/70 mix)
     head = _stratified_head(qs, a.questions)
     sub = [q for q in qs if q.id in head]
     res = evaluate_graphrag(st, sub, use_llm=True, ragas=False, modes=modes, llm_modes=modes, max_tokens=120, progress=True)   # the experiment's answer cap

@@ -87,7 +87,9 @@ def run_failed(m:dict|None) -> bool:
 P3_CORPORA = {"scifact": "SciFact slice", "financebench": "FinanceBench"}
 
 # %% ../../nbs/37b_lattice.figure.ipynb #09229c1c
-P3_PAPER = {"SciFact nDCG@10 (LATTICE v2, Gemini-2.5-flash)": 75.8}   # the paper's number drawn as a line (docs/references.md)
+P3_PAPER = {"SciFact nDCG@10 (LATTICE v2, Gemini-2.5-flash)": 75.8,   # the paper's numbers (docs/references.md);
+            "BRIGHT avg nDCG@10 LATTICE v2": 46.7, "BRIGHT avg nDCG@10 LATTICE++": 49.1,   # the SciFact one is drawn as a line
+            "ablation (v1, SE avg nDCG@10)": {"full": 51.57, "no calibration": 49.36, "no path relevance": 48.62}}
 
 # %% ../../nbs/37b_lattice.figure.ipynb #54ae964c
 FAILED_NOTE = "empty run (recall@100 = 0)"
