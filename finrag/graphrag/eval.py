@@ -100,6 +100,7 @@ class EvalConfig:
     llm_n: object = None            # questions answered by the LLM: a count (stratified head; None: all) or a list of ids
     ragas_n: object = None          # answered questions judged by the LLM-judged metrics: a count (stratified head; None: all) or a list of ids
     ragas_metrics: tuple = RAGAS_LLM_METRICS
+    ragas_every_row: tuple = ()     # of `ragas_metrics`, those judged on every answered row (the rest on the `ragas_n` head)
     ragas_timeout: float = 900.0    # seconds per RAGAS metric call
     n_bootstrap: int = 2000         # bootstrap resamples of every CI
     seed: int = 0                   # the bootstrap's seed
@@ -117,11 +118,14 @@ def _eval_configs(config, graph, overrides:dict) -> tuple:
     graph = with_overrides(graph or get_settings().graphrag, {k: v for k, v in overrides.items() if k not in mine}, "evaluate_graphrag")
     config = with_overrides(config, mine, "evaluate_graphrag")
     if config.ragas not in (False, True, "offline"): raise InputError(f"ragas={config.ragas!r}: use False, 'offline' or True", field="ragas")
+    if bad := [m for m in config.ragas_every_row if m not in config.ragas_metrics]:
+        raise InputError(f"ragas_every_row {bad}: not in ragas_metrics {list(config.ragas_metrics)}", field="ragas_every_row")
     bad = [m for m in config.modes if m not in SYSTEMS + EXTRA_SYSTEMS]
     if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")
     modes = tuple(config.modes)
     from finrag.scale import Engine
     return replace(config, modes=modes, llm_modes=tuple(m for m in config.llm_modes if m in modes), ragas_metrics=tuple(config.ragas_metrics),
+                   ragas_every_row=tuple(config.ragas_every_row),
                    engine=Engine.of(config.engine)), graph
 
 def evaluate_graphrag(store,                       # a `NewsStore` or its folder
@@ -322,14 +326,18 @@ def _evaluate(st, questions, rag, paper, cfg:EvalConfig, llm, judge, checkpoint,
         ragas_report.update(rep); metrics += offline
         if ragas is True and use_llm:
             keep = set(ragas_n) if isinstance(ragas_n, (list, tuple, set)) else _stratified_head([q for q in questions if q.id in answered], ragas_n)
-            sub = [r for r in rows if r["question_id"] in keep and r["answered"]]
-            sc, rep = ragas_score([sample(r) for r in sub], ragas_metrics, llm=judge, timeout=ragas_timeout, progress=progress)
             for r in rows:
                 for m in ragas_metrics: r[m] = float("nan")
-            for r, s in zip(sub, sc): r.update(s)
-            ragas_report.update(rep); metrics += list(ragas_metrics)
+            every = [m for m in ragas_metrics if m in cfg.ragas_every_row]     # judged first: the headline on every answered row
+            for ms, sub in ((every, [r for r in rows if r["answered"]]),
+                            ([m for m in ragas_metrics if m not in every], [r for r in rows if r["question_id"] in keep and r["answered"]])):
+                if not ms: continue
+                sc, rep = ragas_score([sample(r) for r in sub], ms, llm=judge, timeout=ragas_timeout, progress=progress)
+                for r, s in zip(sub, sc): r.update(s)
+                ragas_report.update(rep)
+            metrics += list(ragas_metrics)
     conf = asdict(rag.settings) | dict(modes=list(modes), llm_modes=list(llm_modes),      # every graph setting and every evaluation knob
-                use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n,
+                use_llm=use_llm, llm_n=llm_n, n_answered=len(answered), ragas=ragas, ragas_n=ragas_n, ragas_every_row=list(cfg.ragas_every_row),
                 ragas_metrics=ragas_metrics if ragas is True else [], ragas_timeout=ragas_timeout, max_tokens=cfg.max_tokens, verify=verify,
                 verify_judge=cfg.verify_judge if isinstance(cfg.verify_judge, str) or cfg.verify_judge is None else type(cfg.verify_judge).__name__,
                 llm_model=getattr(llm, "model", None) if use_llm else None, llm_base_url=redact(getattr(llm, "base_url", None)) if use_llm and getattr(llm, "base_url", None) else None,
