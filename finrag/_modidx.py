@@ -888,6 +888,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                            'finrag/hierarchical/pipeline.py'),
                                               'finrag.hierarchical.pipeline._llm_of': ( 'hierarchical.pipeline.html#_llm_of',
                                                                                         'finrag/hierarchical/pipeline.py'),
+                                              'finrag.hierarchical.pipeline._members': ( 'hierarchical.pipeline.html#_members',
+                                                                                         'finrag/hierarchical/pipeline.py'),
                                               'finrag.hierarchical.pipeline._scorer_number': ( 'hierarchical.pipeline.html#_scorer_number',
                                                                                                'finrag/hierarchical/pipeline.py'),
                                               'finrag.hierarchical.pipeline._splade': ( 'hierarchical.pipeline.html#_splade',
