@@ -19,7 +19,7 @@ help:
 	@echo "make lab    - set up .venv (as make demo) + JupyterLab, register the project kernel, start JupyterLab on 127.0.0.1"
 	@echo "make docs   - build the static docs site offline into site/ (mkdocs: notebooks, README, API reference), then serve it on 127.0.0.1:8000 (search needs a server)"
 	@echo "make notebooks - execute the lesson notebooks in place with a fresh kernel (tiny LLM tier), keep their outputs"
-	@echo "make lint   - ruff on the library, the tests and the bench scripts (rules in pyproject.toml [tool.ruff])"
+	@echo "make lint   - ruff on the library, the tests and the bench scripts (pyproject.toml [tool.ruff]) and the 120-character line check"
 	@echo "make check  - nbdev-clean leaves the notebooks unchanged and nbdev-export the library (checked on a copy)"
 	@echo "make hooks  - define the nbdev notebook merge driver named in .gitattributes in this clone's .git/config"
 
@@ -77,6 +77,7 @@ export: dev
 
 lint: dev
 	$(VENV)/bin/ruff check finrag tests bench
+	$(PY) -m pytest tests/test_structure.py -q -p no:cacheprovider -k "lines_hold or line_check"
 
 check: dev
 	$(PY) tools/check_repo.py

@@ -252,3 +252,94 @@ def test_the_duplicate_name_list_check_can_fail():
     assert duplicated_name_lists({"a.py": 'T = ("top-down", "bottom-up", "hybrid")', "b.py": 'S = ["hybrid", "top-down", "bottom-up"]'}) == \
         {("bottom-up", "hybrid", "top-down"): ["a.py:1", "b.py:1"]}
     assert len(library_sources()) > 50 and any(k == ("extractive", "llm") for k in name_lists(library_sources(), 2))   # it reads the library
+
+
+# ---- lines in finrag/ hold 120 characters (nbdev's generated `__all__` is nbdev's width, not ours) ----
+
+MAX_LINE = 120
+UNWRAPPED = {   # modules not yet wrapped to MAX_LINE: this set only shrinks
+    "beir.py",
+    "chunking.py",
+    "cli.py",
+    "cli_eval.py",
+    "cli_options.py",
+    "cli_train.py",
+    "config.py",
+    "core.py",
+    "data.py",
+    "datasets.py",
+    "download.py",
+    "evaluation.py",
+    "figures.py",
+    "fusion.py",
+    "graphrag/__init__.py",
+    "graphrag/answer.py",
+    "graphrag/boilerplate.py",
+    "graphrag/cited.py",
+    "graphrag/cli.py",
+    "graphrag/enrich.py",
+    "graphrag/eval.py",
+    "graphrag/figures.py",
+    "graphrag/graph.py",
+    "graphrag/ingest.py",
+    "graphrag/metrics.py",
+    "graphrag/questions.py",
+    "graphrag/rag.py",
+    "graphrag/ragas_adapter.py",
+    "graphrag/settings.py",
+    "graphrag/store.py",
+    "lattice/__init__.py",
+    "lattice/build.py",
+    "lattice/calibration.py",
+    "lattice/cli.py",
+    "lattice/estimate.py",
+    "lattice/eval.py",
+    "lattice/figure.py",
+    "lattice/partition.py",
+    "lattice/plus.py",
+    "lattice/scorers.py",
+    "lattice/search.py",
+    "lattice/settings.py",
+    "lattice/studies.py",
+    "lattice/summaries.py",
+    "lattice/tree.py",
+    "lattice/update.py",
+    "llm.py",
+    "llm_server.py",
+    "llm_transport.py",
+    "methods.py",
+    "model_files.py",
+    "models.py",
+    "ner.py",
+    "protocol.py",
+    "relevance.py",
+    "report.py",
+    "reproduce.py",
+    "retrieval.py",
+    "scale.py",
+    "sentiment.py",
+    "stats.py",
+    "testing.py",
+    "train.py",
+}
+
+
+def long_lines(text: str, limit: int = MAX_LINE) -> list:
+    "[(line number, characters)] of the lines of `text` over `limit`, except the `__all__` line nbdev writes after `# %% auto #0`."
+    lines = text.splitlines()
+    return [(i + 1, len(x)) for i, x in enumerate(lines)
+            if len(x) > limit and not (x.startswith("__all__ = [") and i and lines[i - 1] == "# %% auto #0")]
+
+
+def test_lines_hold_120_characters():
+    over = {m: long_lines(s) for m, s in library_sources().items()}
+    bad = {m: v[:3] for m, v in over.items() if v and m not in UNWRAPPED}
+    assert not bad, f"lines over {MAX_LINE} characters (wrap them in the notebook, then nbdev-export): {bad}"
+    done = sorted(m for m in UNWRAPPED if not over.get(m))
+    assert not done, f"wrapped now: take them off UNWRAPPED in tests/test_structure.py: {done}"
+
+
+def test_the_line_check_can_fail():
+    allx = "x = 1\n# %% auto #0\n__all__ = [" + "'a', " * 40 + "]\n"
+    assert long_lines(allx) == []                                 # nbdev's own line
+    assert long_lines("y = '" + "b" * 130 + "'\n") == [(1, 136)]
