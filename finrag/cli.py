@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from . import __version__
 from .core import FinragError
-from .config import redact
+from .config import get_settings, redact
 from .report import printable
 
 # %% auto #0
@@ -21,7 +21,13 @@ if hasattr(typer.core, "TyperOption") and hasattr(typer.core.TyperOption, "displ
     _display_type = typer.core.TyperOption.display_type_rich
     typer.core.TyperOption.display_type_rich = lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
 
-app = typer.Typer(name="finrag", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
+class _RootGroup(typer.core.TyperGroup):
+    "The root group: notes whether the command line asks for --help (help reads no settings)."
+    def parse_args(self, ctx, args):
+        ctx.meta["finrag.help"] = any(a in ctx.help_option_names for a in args)
+        return super().parse_args(ctx, args)
+
+app = typer.Typer(name="finrag", cls=_RootGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="finrag: Graph-RAG, hierarchical reranking and LATTICE for financial retrieval (three papers, one library).")
 
 # %% ../nbs/90_cli.ipynb #e0c374fa
@@ -29,8 +35,10 @@ def _version(value:bool):
     if value: typer.echo(f"finrag {__version__}"); raise typer.Exit()
 
 @app.callback()
-def _root(version:bool=typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")):
+def _root(ctx:typer.Context,
+          version:bool=typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit.")):
     "finrag command line."
+    if not (ctx.resilient_parsing or ctx.meta.get("finrag.help")): get_settings()   # every command: a broken settings file stops it here
 
 def _llm_note():
     "The default LLM client's `fallback_note`, on stderr, when this command used it (never imports the client)."

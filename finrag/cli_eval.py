@@ -33,14 +33,15 @@ def cutoff_list(s:str) -> tuple:
 # %% ../nbs/90b_cli_eval.ipynb #88934175
 def method_config(m,                 # a registered `Method` (`get_method`)
                   sets:list):        # ['KEY=VALUE', ...] (`--set`, repeatable); VALUE is read as JSON (4, 0.5, true, "x"), else as text
-    "The settings record of `m` (`Method.settings`: `[lattice]` → `LatticeSettings`, ...) with `sets` applied by `with_overrides` (each value range-checked); `FinragError` for a method without one, a malformed pair, an unknown key (naming the known ones) or a value out of range."
+    "The settings record of `m` (`Method.settings`: `[lattice]` → `LatticeSettings`, ...) with `sets` applied by `with_overrides` (each value range-checked); `FinragError` for a method without one, a malformed pair, an unknown key (naming the known ones), a key the method never reads (`Method.unread`: naming what it changes instead), one key given two values, or a value out of range."
     from finrag.config import get_settings, with_overrides
     if not m.settings: raise FinragError(f"--set: method {m.name!r} has no settings record to change")
-    base, kv = getattr(get_settings(), m.settings), {}
+    base, kv, given = getattr(get_settings(), m.settings), {}, {}
     rng = {f.name: f.metadata.get("range") or {} for f in dataclasses.fields(base)}
     for s in sets:
         k, eq, raw = s.partition("="); k = k.strip()
         if not eq or not k: raise FinragError(f"--set {s!r}: give KEY=VALUE, e.g. beam=4")
+        if k in m.unread: raise FinragError(f"--set {s!r}: [{m.settings}] {k} only affects {m.unread[k]}; no {m.name} retrieval run reads it")
         try: v = json.loads(raw)
         except ValueError: v = raw
         cur = getattr(base, k, None)   # the value's type is the setting's (an unknown key: `with_overrides` names the known ones)
@@ -49,7 +50,8 @@ def method_config(m,                 # a registered `Method` (`get_method`)
         if cur is not None and type(v) is not kind:
             what = rng[k].get("what") or (f"one of {', '.join(rng[k]['choices'])}" if rng[k].get("choices") else "")
             raise FinragError(f"--set {s!r}: [{m.settings}] {k} takes a {kind.__name__}" + (f" {what}" if what else ""))
-        kv[k] = v
+        if k in kv and kv[k] != v: raise FinragError(f"--set {given[k]!r} and --set {s!r}: two values for [{m.settings}] {k}; give one")
+        kv[k], given[k] = v, s
     return with_overrides(base, kv, where=f"--set ([{m.settings}])")
 
 # %% ../nbs/90b_cli_eval.ipynb #ed54be59
@@ -60,20 +62,27 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
                        sets:list|None=None,     # ['KEY=VALUE', ...]: variants of the method's settings record (`method_config`)
                        progress:bool=False,
                        **eval_kw):              # `eval_retrieval`'s own: k, recall_k, max_queries, seed, engine
-    "Load the BEIR folder and run `finrag.evaluation.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`. `FinragError` for an unknown method or a bad option, before the data is read."
+    "Load the BEIR folder and run `finrag.evaluation.eval_retrieval` on it (options that are None are left out); its `RetrievalResult`. `FinragError` for an unknown method, a bad option or `--set` (`method_config`) or a key given two values (by `--set` and by its own option), before the data is read."
     max_queries = eval_kw.get("max_queries")
     from finrag.beir import load_beir
     from finrag.methods import eval_retrieval, get_method   # every paper's methods registered
     m = get_method(method)                                  # resolved once; an unknown method fails before the data is read
     if max_queries is not None and max_queries < 1: raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
+    config, options = method_config(m, sets) if sets else None, options or {}
+    for s in sets or ():              # a key given by --set and by its own option: one value, or refused
+        k = s.partition("=")[0].strip()
+        if options.get(k) is not None and options[k] != getattr(config, k):
+            raise FinragError(f"--{k.replace('_', '-')} {options[k]} and --set {s}: two values for [{m.settings}] {k}; give one")
+        if k == "preretrieval" and preretrieval is False and config.preretrieval != ("none",):
+            raise FinragError(f"--no-preretrieval and --set {s}: two values for [{m.settings}] preretrieval; give one")
     if llm_preretrieval:
         if preretrieval is False: raise FinragError("--llm-preretrieval needs pre-retrieval: drop --no-preretrieval")
         from dataclasses import replace
         from finrag.hierarchical.preretrieval import PreRetrievalConfig
-        preretrieval = replace(PreRetrievalConfig.from_settings(), use_llm=True)
-    if sets: options = {**(options or {}), "config": method_config(m, sets)}
+        preretrieval = replace(PreRetrievalConfig.from_settings(getattr(config, "preretrieval", None)), use_llm=True)
+    if config is not None: options = {**options, "config": config}
     ds = load_beir(data, split)
-    return eval_retrieval(ds, m, preretrieval=preretrieval, progress=progress, **eval_kw, **{o: v for o, v in (options or {}).items() if v is not None})
+    return eval_retrieval(ds, m, preretrieval=preretrieval, progress=progress, **eval_kw, **{o: v for o, v in options.items() if v is not None})
 
 # %% ../nbs/90b_cli_eval.ipynb #68f403a0
 @dataclasses.dataclass
@@ -109,7 +118,7 @@ def eval_retrieval_cmd(data:Path=typer.Option(..., "--data", help="BEIR folder: 
                        method:str=typer.Option("bm25", help="bm25 | dense | hybrid | hierarchical | lattice | lattice++ (any registered method)."),
                        opts:MethodOptions=None,
                        k:str=typer.Option("10,20", "--k", help="nDCG cut-offs, comma-separated."),
-                       sets:list[str]=typer.Option(None, "--set", help="KEY=VALUE of the method's settings record ([lattice] for lattice and lattice++, [hierarchical]), e.g. --set beam=4 (repeatable; range-checked)."),
+                       sets:list[str]=typer.Option(None, "--set", help="KEY=VALUE of the method's settings record ([lattice] for lattice and lattice++, [hierarchical]), e.g. --set beam=4 (repeatable; range-checked; a key the method never reads, such as a tree build's, is refused)."),
                        sample:SampleOptions=None, run:EngineOptions=None,
                        json_out:bool=typer.Option(False, "--json", help="Print the result as JSON.")):
     "Retrieval quality on a BEIR folder: nDCG@k, recall@100, queries, seconds (trec_eval semantics)."

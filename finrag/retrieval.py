@@ -232,6 +232,7 @@ class Method:
     doc: str = ""
     prepare: Callable|None = None     # prepare(dataset, switch, options) -> (dataset, options, applied); None: no transform
     settings: str|None = None         # the `settings.ini` section whose record the builder takes as `config=` (`--set KEY=VALUE`); None: none
+    unread: dict = field(default_factory=dict)   # {key of that record: what it changes instead}: the keys the builder never reads (`--set` refuses them)
 
     @property
     def options(self) -> list[str]|None:
@@ -250,10 +251,11 @@ def register_method(name:str,                 # the method name (`--method`), lo
                     doc:str="",               # one line for `finrag eval retrieval --help`
                     prepare:Callable|None=None, # the dataset transform (see above); None: none
                     settings:str|None=None,   # the settings section of the builder's `config=` record (e.g. 'lattice'); None: none
+                    unread:dict|None=None,    # {key of that record: what it changes instead} for the keys the builder never reads; None: none
                     **defaults                # default options of the builder
                    ) -> Method:
     "Register (or replace) a retrieval method; returns its `Method`."
-    METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare, settings)
+    METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare, settings, dict(unread or {}))
     return m
 
 # %% ../nbs/06_retrieval.ipynb #b4d15d72

@@ -116,6 +116,25 @@ def test_settings_percent_and_binary(capsys, tmp_path, monkeypatch):
     assert code == 2 and str(b) in err and "not a UTF-8 text file" in err and "Traceback" not in err, err
 
 
+@pytest.mark.parametrize("case,old,new,message", [
+    ("bad key", "beam = 4\n", "beam = 4\nbeams = 4\n", "unknown key(s) ['beams'] in [lattice]"),
+    ("bad value", "beam = 4\n", "beam = 0\n", "[lattice] beam = 0 must be in [1, 1000] nodes"),
+    ("unreadable", None, None, "not a UTF-8 text file")])
+def test_every_command_reads_the_settings(capsys, tmp_path, monkeypatch, case, old, new, message):
+    "`eval retrieval --method bm25` reads no key of the settings, yet a broken settings file stops it (as every command) with one line and exit 2; --help still answers."
+    p = tmp_path / "settings.ini"
+    if old is None: p.write_bytes(bytes(range(256)) * 4)
+    else:
+        src = (ROOT / "settings.ini").read_text(encoding="utf-8")
+        assert old in src
+        p.write_text(src.replace(old, new), encoding="utf-8")
+    monkeypatch.setenv("FINRAG_SETTINGS", str(p))
+    code, out, err = run_cli(capsys, "eval", "retrieval", "--data", ROOT / "data" / "sample" / "beir_sample", "--method", "bm25")
+    assert code == 2 and str(p) in err and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    code, out, err = run_cli(capsys, "eval", "retrieval", "--help")
+    assert code == 0 and "--set" in out, err
+
+
 def test_p2_stage2_is_the_recorded_choice():
     "Stage 2 is the trained cross-encoder only if the protocol's rule chose it on the reporting halves (results/train_cross_encoder.json `decision`); the `ce_*` keys are its best configuration on the choosing halves (what `--stage2 ce` runs)."
     from finrag.protocol import rule_verdict

@@ -13,7 +13,7 @@ from ..config import check_question
 from ..models import default_embedder
 from ..llm import default_llm
 from ..config import get_settings, with_overrides
-from .settings import HierarchicalSettings, ScorerSettings
+from .settings import RETRIEVAL_UNREAD, HierarchicalSettings, ScorerSettings
 from ..retrieval import doc_text, register_method, register_transform
 from .normalize import PreRetrievalReport, normalize_units
 from .preretrieval import PreRetrievalConfig, PreRetriever, preprocess_dataset
@@ -163,7 +163,7 @@ def _ce(n, o):
                 f"the shipped cross-encoder is not at {path} (a broken install?); train one with "
                 "`finrag train cross-encoder` and pass ce:<folder>, or use --stage2 maxsim")
         return CrossEncoderScorer(path)   # a hub id: sentence-transformers (ModelUnavailableError offline)
-    return load_ce_scorer(path)
+    return load_ce_scorer(path, getattr(o.config, "ce_min_best", None))   # the cascade's record (None: the settings')
 
 register_stage_scorer("bm25", lambda n, o: BM25Scorer(o.corpus))
 register_stage_scorer("biencoder", lambda n, o: BiEncoderScorer(o.emb(), o.dense, o.cache_dir))
@@ -322,17 +322,19 @@ def stage_seconds(self:HierarchicalRetriever) -> dict:
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #5fc0e4c8
 def preretrieval_step(default:bool):   # the method's default when the switch is None
     """P2's `prepare(dataset, switch, options) -> (dataset, options, applied)` for a builder that applies pre-retrieval
-    itself (its `preretrieval` option)."""
+    itself (its `preretrieval` option); the switch `True` runs the steps of `options['config']` (a
+    `HierarchicalSettings`) when given, else of the settings."""
     def prepare(ds, switch, options):
         on = default if switch is None else switch
-        cfg = None if on is False else PreRetrievalConfig.from_settings() if on is True else on
+        steps = getattr(options.get("config"), "preretrieval", None)
+        cfg = None if on is False else PreRetrievalConfig.from_settings(steps) if on is True else on
         return ds, {**options, "preretrieval": cfg}, cfg is not None
     return prepare
 
 # `preretrieval=True` of bm25, dense, hybrid: the settings' steps
 register_transform("preretrieval", preprocess_dataset, None)
 register_method("hierarchical", HierarchicalRetriever, batch=1, settings="hierarchical",
-                prepare=preretrieval_step(True),
+                prepare=preretrieval_step(True), unread=RETRIEVAL_UNREAD,
                 doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #b94c49d7

@@ -10,7 +10,8 @@ _UNIT = dict(lo=0.0, hi=1.0)
 from ..config import DOC_CUTS   # the LLM judge's document cuts (the core's `finrag.relevance`)
 
 # %% auto #0
-__all__ = ['STAGE1_SCORERS', 'PRERETRIEVAL_STEPS', 'FUSIONS', 'ABSTAIN_SCORES', 'ScorerSettings', 'HierarchicalSettings']
+__all__ = ['STAGE1_SCORERS', 'PRERETRIEVAL_STEPS', 'FUSIONS', 'ABSTAIN_SCORES', 'RETRIEVAL_UNREAD', 'ScorerSettings',
+           'HierarchicalSettings']
 
 # %% ../../nbs/20a_hierarchical.settings.ipynb #2bf0528d
 # `[hierarchical] stage1`: the scorers fast enough for a whole corpus
@@ -66,6 +67,13 @@ class HierarchicalSettings:
     ce_min_best: float = valid(**_UNIT, what="in [0, 1] (0 = always rerank)")
     abstain_score: str = valid(choices=ABSTAIN_SCORES)  # `finrag answer`: the score that decides the documents answer
     abstain_below: float = valid(what="a score on abstain_score's scale")   # `finrag answer` abstains below this
+
+# %% ../../nbs/20a_hierarchical.settings.ipynb #2032ebf8
+# the `[hierarchical]` keys no retrieval run reads, each with what it changes instead: the method
+# `hierarchical` registers them as `unread` (`finrag.retrieval.register_method`); `--set` refuses them
+RETRIEVAL_UNREAD = {"long_context_tokens": "`finrag answer`'s long-context split",
+                    "abstain_score": "`finrag answer`'s abstention",
+                    "abstain_below": "`finrag answer`'s abstention"}
 
 # %% ../../nbs/20a_hierarchical.settings.ipynb #c290ade3
 # registered when `finrag.config.sections()` imports this module; not run here (the registered record stays)

@@ -9,7 +9,7 @@ from ..core import InputError
 from ..config import get_settings
 from .tree import SemanticTree
 from .search import LatticeRetriever
-from .settings import FUSIONS
+from .settings import FUSION_OPTIONS, FUSIONS, RETRIEVAL_UNREAD
 
 # %% auto #0
 __all__ = ['fuse_runs', 'LatticeFusion', 'lattice_retriever', 'lattice_plus_retriever']
@@ -106,7 +106,8 @@ def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"t
     return r
 
 from ..retrieval import register_method
-register_method("lattice", lattice_retriever, batch=1, settings="lattice", doc="LATTICE search over a tree (--tree)")
+register_method("lattice", lattice_retriever, batch=1, settings="lattice", doc="LATTICE search over a tree (--tree)",
+                unread={**RETRIEVAL_UNREAD, **dict.fromkeys(FUSION_OPTIONS, "LATTICE++'s fusion (--method lattice++)")})
 
 # %% ../../nbs/36b_lattice.plus.ipynb #4ca20e85
 def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
@@ -116,9 +117,9 @@ def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
                            fusion:str|None=None,  # 'rrf' | 'z'; None = `[lattice] fusion`
                            weights=None,     # (LATTICE, BM25, dense) weights; None = `[lattice] fusion_weights` (with `fusion` and `others` None) or all 1
                            **kw) -> LatticeFusion:
-    "LATTICE++ (`LatticeFusion`) over `tree`, checked against `corpus` like `lattice_retriever`; its `notes` are LATTICE's."
+    "LATTICE++ (`LatticeFusion`) over `tree`, checked against `corpus` like `lattice_retriever`; the fusion's defaults from `kw['config']` (a `LatticeSettings`) when given, else `[lattice]`; its `notes` are LATTICE's."
     lat = lattice_retriever(corpus, tree, scorer, **kw)
-    L = get_settings().lattice                  # the shipped fusion: results/p3_ce.json (chosen on development halves)
+    L = kw.get("config") or get_settings().lattice   # the shipped fusion: results/p3_ce.json (chosen on development halves)
     rrf_k = L.fusion_rrf_k if rrf_k is None else rrf_k
     if fusion is None:                          # the settings' weights are for the default runs (LATTICE, BM25, dense)
         fusion, weights = L.fusion, (list(L.fusion_weights) if weights is None and others is None else weights)
@@ -126,4 +127,5 @@ def lattice_plus_retriever(corpus:dict, tree=None, scorer=None,
          else LatticeFusion(lat, others, rrf_k, fusion=fusion, weights=weights))
     return f
 
-register_method("lattice++", lattice_plus_retriever, batch=1, settings="lattice", doc="LATTICE++: fusion of LATTICE with BM25 and dense (--tree)")
+register_method("lattice++", lattice_plus_retriever, batch=1, settings="lattice", doc="LATTICE++: fusion of LATTICE with BM25 and dense (--tree)",
+                unread=RETRIEVAL_UNREAD)

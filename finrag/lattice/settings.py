@@ -11,7 +11,8 @@ _UNIT = dict(lo=0.0, hi=1.0)
 
 # %% auto #0
 __all__ = ['TREE_STRATEGIES', 'SUMMARIZERS', 'PARTITIONERS', 'EMBED_DESCS', 'FUSIONS', 'GROW_ROUTES', 'GROW_SPLITS',
-           'SLATE_SCORERS', 'BUILD_OPTIONS', 'SlateScorerEntry', 'register_scorer', 'LatticeSettings']
+           'SLATE_SCORERS', 'BUILD_OPTIONS', 'FUSION_OPTIONS', 'RETRIEVAL_UNREAD', 'SlateScorerEntry',
+           'register_scorer', 'LatticeSettings']
 
 # %% ../../nbs/30a_lattice.settings.ipynb #85455d25
 TREE_STRATEGIES = ("top-down", "bottom-up", "hybrid")   # how the tree is built (the paper's v2: top-down)
@@ -134,6 +135,16 @@ register_scorer("ce", "finrag.lattice.search:_ce", "finrag's trained cross-encod
 # the `[lattice]` keys a tree build takes as options (`build_tree`, `finrag lattice build`)
 BUILD_OPTIONS = ("strategy", "summarizer", "doc_summarizer", "partitioner", "branching", "max_leaf_docs",
                  "partition_tokens", "llm_depth")
+
+# %% ../../nbs/30a_lattice.settings.ipynb #418c981c
+# the `[lattice]` keys of LATTICE++'s fusion (`finrag.lattice.plus.lattice_plus_retriever`)
+FUSION_OPTIONS = ("fusion", "fusion_weights", "fusion_rrf_k")
+
+# %% ../../nbs/30a_lattice.settings.ipynb #45547b39
+# the `[lattice]` keys no search reads, each with what it changes instead: the methods `lattice` and `lattice++` register
+# them as `unread` (`finrag.retrieval.register_method`), so `finrag eval retrieval --set` refuses them
+RETRIEVAL_UNREAD = {**dict.fromkeys(BUILD_OPTIONS, "the tree build (`finrag lattice build`)"),
+                    **dict.fromkeys(("grow_route", "stale_share", "spill", "grow_split"), "tree growth (`add_documents`)")}
 
 # %% ../../nbs/30a_lattice.settings.ipynb #89c63d40
 # registered when `finrag.config.sections()` imports this module; not run here (the library's record stays the registered one)
