@@ -5,7 +5,6 @@
 # %% ../../nbs/36_lattice.search.ipynb #ee95c47d
 from __future__ import annotations
 import math, time, warnings
-from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 from fastcore.basics import patch
@@ -13,6 +12,7 @@ from ..core import InputError, Timings
 from ..config import get_settings, with_overrides
 from .settings import SLATE_SCORERS, LatticeSettings
 from .tree import SemanticTree
+from .index import TreeIndex, leaf_score, path_relevance
 from .calibration import CalibModel, sample_calibration_leaves
 from .scorers import (MASKED_DESC, CrossEncoderSlateScorer, EmbeddingScorer, LLMScorer, PointwiseScorer,
                                     RoutedScorer, SlateScorer, SlateScores, member_titles, slate_descriptions,
@@ -21,69 +21,7 @@ from types import SimpleNamespace
 from ..llm import USAGE_KEYS
 
 # %% auto #0
-__all__ = ['PATH_FLOOR', 'TreeIndex', 'path_relevance', 'leaf_score', 'LatticeSearch', 'LatticeRetriever']
-
-# %% ../../nbs/36_lattice.search.ipynb #53ca6d04
-@dataclass
-class TreeIndex:
-    """A `SemanticTree` numbered in preorder (the public code's node registry): nodes, parent (-1 for the root), depth,
-    children."""
-    nodes: list
-    parent: list
-    depth: list
-    children: list
-
-    @classmethod
-    def build(cls, tree) -> TreeIndex:
-        "Number `tree` (a `SemanticTree` or its root `SemanticNode`) in preorder."
-        root = tree.root if isinstance(tree, SemanticTree) else tree
-        nodes, parent, depth, children = [], [], [], []
-        stack = [(root, -1, 0)]
-        while stack:
-            node, p, d = stack.pop()
-            i = len(nodes); nodes.append(node); parent.append(p); depth.append(d); children.append([])
-            if p >= 0: children[p].append(i)
-            stack.extend((c, i, d + 1) for c in reversed(node.children))
-        return cls(nodes, parent, depth, children)
-
-    def __len__(self): return len(self.nodes)
-    def is_leaf(self, i:int) -> bool: return not self.children[i]
-
-    def doc_counts(self) -> np.ndarray:
-        "(n,) int: the documents (leaves) under each node (a leaf: 1), computed once."
-        if getattr(self, "_counts", None) is None:
-            c = np.array([0 if ch else 1 for ch in self.children])
-            for i in range(len(self) - 1, -1, -1):   # children come after their parent in preorder
-                if self.children[i]: c[i] = sum(c[j] for j in self.children[i])
-            self._counts = c
-        return self._counts
-
-    def mask(self, excluded) -> np.ndarray:
-        "(n,) bool: leaves whose `doc_id` is in `excluded`, and internal nodes all of whose children are masked."
-        ex = set(map(str, excluded or ()))
-        m = np.zeros(len(self), dtype=bool)
-        if not ex: return m
-        for i in range(len(self) - 1, -1, -1):   # children come after their parent in preorder
-            m[i] = (self.nodes[i].doc_id in ex) if self.is_leaf(i) else all(m[c] for c in self.children[i])
-        return m
-
-# %% ../../nbs/36_lattice.search.ipynb #0c67e37d
-PATH_FLOOR = 0.09   # local scores at or below this are not mixed with the parent's path relevance
-
-# %% ../../nbs/36_lattice.search.ipynb #9ad87ae9
-def path_relevance(local:float,        # the node's local (raw LLM) score, 0..1
-                   parent_path:float,  # the parent's path relevance
-                   alpha:float         # weight of the local score (public `relevance_chain_factor`, 0.5)
-                  ) -> float:
-    "α·local + (1−α)·parent_path when local > 0.09, else local (public `chain_path_rel_fn`)."
-    return alpha * local + (1 - alpha) * parent_path if local > PATH_FLOOR else local
-
-# %% ../../nbs/36_lattice.search.ipynb #942b91da
-def leaf_score(parent_path:float, # the leaf's parent's path relevance
-               calibrated:float,  # the leaf's calibrated score
-               alpha:float) -> float:
-    "The final ranking score of a leaf: (1−α)·path(parent) + α·calibrated(leaf)."
-    return (1 - alpha) * parent_path + alpha * calibrated
+__all__ = ['LatticeSearch', 'LatticeRetriever']
 
 # %% ../../nbs/36_lattice.search.ipynb #01700815
 def _alpha(c:LatticeSettings) -> float:
