@@ -6,7 +6,7 @@ LATTICE search on the slice's judged queries (paired bootstrap CI of grown − r
     python bench/lattice_grow.py [--docs 1000] [--slice-queries 200] [--batches 5] [--add-share 0.2]
                                  [--stale 0,0.5] [--spill off] [--routes centroid,descriptions] [--splits sibling,child] [--seed 0] [--json results/p3_grow.json]
 
-The study is `finrag.lattice.studies.grow_study` (nbs/37c_lattice.studies.ipynb; nbs/experiments/p3_lattice.ipynb
+The study is `finrag.lattice.growth.grow_study` (nbs/37d_lattice.growth.ipynb; nbs/experiments/p3_lattice.ipynb
 runs it too): the LLM-free build (k-means partitions, extractive summaries: labelled deviations) and the
 embedding-routed search (`EmbeddingScorer`, beam 2, 20 iterations, no token limit) keep it on this CPU; with no LLM
 the calls are 0 on both sides, so the cost is measured in seconds (document embeddings precomputed for both) and in
@@ -35,7 +35,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if not set(x.strip() for x in a.spill.split(",")) <= {"off", "on"}: ap.error(f"--spill takes off and/or on, got {a.spill!r}")
     from finrag.datasets import load_dev
-    from finrag.lattice.studies import grow_study, lattice_slice
+    from finrag.lattice.growth import grow_study
+    from finrag.lattice.studies import lattice_slice
     from finrag.protocol import record
     t0, load0 = time.perf_counter(), os.getloadavg()
     sl = lattice_slice(load_dev("scifact", a.data_root), n_docs=a.docs, n_queries=a.slice_queries)
