@@ -282,3 +282,16 @@ def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000, max_tok
     usage = usage or {"prompt_tokens": 0, "completion_tokens": len(pieces)}   # llama.cpp streams one token per event
     return {"model": model, "choices": [{"message": {"content": "".join(pieces)}}] if pieces else [],
             "usage": usage, "timings": timings, "_first_token_s": first}
+
+# %% ../nbs/04a_llm_transport.ipynb #abc84f65
+def _completion(body:bytes, ctype, req:dict, on_token=None) -> dict:
+    "A whole (not streamed) response `body` as a completion dict: `_BadBody` if it is none, `_TooLarge` past the cap."
+    try: out = json.loads(body)
+    except ValueError: raise _BadBody(ctype, body[:200]) from None
+    if not isinstance(out, dict) or not isinstance(out.get("choices"), list): raise _BadBody(ctype, body[:200])
+    text = ((out["choices"][0] or {}).get("message") or {}).get("content") if out["choices"] else None
+    cap_chars = answer_char_cap(req.get("max_tokens"))        # the streamed answer's bound, held here too
+    if isinstance(text, str) and cap_chars is not None and len(text) > cap_chars:
+        raise _TooLarge(cap_chars, len(text), req.get("max_tokens"), streamed=False)
+    if on_token is not None and text: on_token(text)         # a server that ignored stream=True
+    return out
