@@ -36,12 +36,13 @@ class Chunk:
 # %% ../nbs/05_chunking.ipynb #a4724c72
 class FastTokenizer:
     """The model's `tokenizers.Tokenizer` (its `tokenizer.json`) behind the part of the HF tokenizer API the chunker
-    uses (`encode`, `get_vocab`, `model_max_length`): the same ids, without importing transformers (which imports torch)."""
+    uses (`encode`, `get_vocab`, `model_max_length`): the same ids, without importing transformers (which imports
+    torch)."""
     def __init__(self, path):
         import json
         from tokenizers import Tokenizer
         self.tok = Tokenizer.from_file(str(Path(path)/"tokenizer.json"))
-        self.tok.no_truncation(); self.tok.no_padding()          # tokenizer.json may carry the export's 128-token settings
+        self.tok.no_truncation(); self.tok.no_padding()    # tokenizer.json may carry the export's 128-token settings
         tc = Path(path)/"tokenizer_config.json"
         self.model_max_length = int(json.loads(tc.read_text()).get("model_max_length", 512)) if tc.exists() else 512
     def encode(self, text:str, add_special_tokens:bool=True) -> list[int]:
@@ -54,7 +55,8 @@ class FastTokenizer:
 # %% ../nbs/05_chunking.ipynb #cb1625b6
 @lru_cache(maxsize=None)
 def embedder_tokenizer(name:str|None=None):
-    "The tokenizer of embedder `name` (default `[models] embedder`), loaded once per process: `FastTokenizer` when the model has a tokenizer.json, else HF's."
+    """The tokenizer of embedder `name` (default `[models] embedder`), loaded once per process: `FastTokenizer` when
+    the model has a tokenizer.json, else HF's."""
     from finrag.models import resolve_model_path
     path = resolve_model_path(name or get_settings().models.embedder)
     if (Path(path)/"tokenizer.json").exists(): return FastTokenizer(path)
@@ -63,7 +65,7 @@ def embedder_tokenizer(name:str|None=None):
 
 # %% ../nbs/05_chunking.ipynb #e8c17180
 def embedder_window(name:str|None=None) -> int|None:
-    "The sentence-transformers `max_seq_length` of embedder `name` (its window in tokens incl. special tokens), None if unknown."
+    "The sentence-transformers `max_seq_length` of embedder `name` (its window in tokens incl. special ones), or None."
     import json
     from pathlib import Path
     from finrag.models import resolve_model_path
@@ -77,8 +79,9 @@ class Chunker:
                  tokenizer=None,            # HF tokenizer (default: the embedder's)
                  chunk_tokens:int|None=None,# budget in tokens (default `[data] chunk_tokens`)
                  overlap:int|None=None,     # overlap in tokens (default `[data] chunk_overlap`)
-                 max_window:int|None=None   # the encoder's window incl. special tokens (default: the embedder's max_seq_length when
-                                            # the tokenizer is the embedder's, else tokenizer.model_max_length; capped at 512)
+                 max_window:int|None=None   # the encoder's window incl. special tokens (default: the embedder's
+                                            # max_seq_length when the tokenizer is the embedder's, else
+                                            # tokenizer.model_max_length; capped at 512)
                 ):
         S = get_settings().data
         if tokenizer is None: tokenizer, max_window = embedder_tokenizer(), max_window or embedder_window()
@@ -87,11 +90,12 @@ class Chunker:
         self.chunk_tokens = min(chunk_tokens or S.chunk_tokens, window - 2)
         self.overlap = S.chunk_overlap if overlap is None else overlap
         if self.chunk_tokens < 8:
-            raise InputError(f"chunk_tokens = {self.chunk_tokens} is too small: set [data] chunk_tokens to 8 or more (e.g. 200)",
-                             path=get_settings().path, field="data.chunk_tokens")
+            raise InputError(f"chunk_tokens = {self.chunk_tokens} is too small: set [data] chunk_tokens to 8 or more "
+                             "(e.g. 200)", path=get_settings().path, field="data.chunk_tokens")
         if not 0 <= self.overlap < self.chunk_tokens:
-            raise InputError(f"chunk_overlap = {self.overlap} must be >= 0 and below chunk_tokens = {self.chunk_tokens}: "
-                             f"set [data] chunk_overlap to e.g. {self.chunk_tokens // 10}", path=get_settings().path, field="data.chunk_overlap")
+            raise InputError(f"chunk_overlap = {self.overlap} must be >= 0 and below chunk_tokens = "
+                             f"{self.chunk_tokens}: set [data] chunk_overlap to e.g. {self.chunk_tokens // 10}",
+                             path=get_settings().path, field="data.chunk_overlap")
         self._chunk = semchunk.chunkerify(self.tokenizer, self.chunk_tokens)
 
     def n_tokens(self, text:str) -> int:
@@ -99,8 +103,10 @@ class Chunker:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
     def n_tokens_many(self, texts:list[str]) -> list[int]:
-        "`n_tokens` of each text, tokenised in one batch where the tokenizer has one (`FastTokenizer.encode_batch`, a fast HF tokenizer)."
-        if hasattr(self.tokenizer, "encode_batch"): return [len(x) for x in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        """`n_tokens` of each text, tokenised in one batch where the tokenizer has one (`FastTokenizer.encode_batch`, a
+        fast HF tokenizer)."""
+        if hasattr(self.tokenizer, "encode_batch"):
+            return [len(x) for x in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
         if getattr(self.tokenizer, "is_fast", False) and texts:
             return [len(x) for x in self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]]
         return [self.n_tokens(t) for t in texts]
@@ -117,7 +123,8 @@ class Chunker:
         return self.chunk_many([(doc_id, text, date, source, title)])
 
     def chunk_many(self, docs:list[tuple]) -> list[Chunk]:
-        "Chunk documents (doc_id, text, date, source, title): each split, then every chunk's tokens counted in one batch (`n_tokens_many`)."
+        """Chunk documents (doc_id, text, date, source, title): each split, then every chunk's tokens counted in one
+        batch (`n_tokens_many`)."""
         spans = []
         for doc_id, text, *_ in docs:
             if not doc_id: raise InputError("document has no id", field="id")
@@ -154,7 +161,8 @@ def chunk_news(items, chunker:Chunker|None=None,
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9$€£])")
 
 def split_sentences(text:str) -> list[str]:
-    "Sentences of `text` (split after . ! ? before an upper-case letter, digit, quote, bracket or currency sign; newlines end sentences too), stripped, empty ones dropped."
+    """Sentences of `text` (split after . ! ? before an upper-case letter, digit, quote, bracket or currency sign;
+    newlines end sentences too), stripped, empty ones dropped."""
     return [s.strip() for line in text.split("\n") for s in _SENT.split(line) if s.strip()]
 
 # %% ../nbs/05_chunking.ipynb #a1c0de05
