@@ -80,6 +80,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'finrag.config._check_models': ('config.html#_check_models', 'finrag/config.py'),
                                'finrag.config._check_ranges': ('config.html#_check_ranges', 'finrag/config.py'),
                                'finrag.config._discover': ('config.html#_discover', 'finrag/config.py'),
+                               'finrag.config._ini_error': ('config.html#_ini_error', 'finrag/config.py'),
                                'finrag.config._ok': ('config.html#_ok', 'finrag/config.py'),
                                'finrag.config._redact_tree': ('config.html#_redact_tree', 'finrag/config.py'),
                                'finrag.config._section': ('config.html#_section', 'finrag/config.py'),

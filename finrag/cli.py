@@ -51,7 +51,7 @@ def main():
     counted fallbacks (malformed log-probabilities, unparsed JSON, ...) are named on stderr at the end."""
     try: app()
     except FinragError as e:
-        typer.secho(printable(f"error: {e}"), fg="red", err=True)
+        typer.secho(" ".join(printable(f"error: {e}").split("\n")), fg="red", err=True)   # one line, whatever it quotes
         sys.exit(e.exit_code)
     except OSError as e:       # a path the user gave that the file system refuses (a folder for a file, no permission, ...)
         typer.secho(printable(f"error: {e.strerror or e}" + (f": {e.filename2 or e.filename}" if e.filename else "")), fg="red", err=True)

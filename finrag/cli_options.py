@@ -55,11 +55,17 @@ _LISTED = re.compile(r"<names of ([\w.]+):(\w+)>")   # a registry a help names, 
 
 @functools.lru_cache(maxsize=None)
 def _field_notes(record) -> dict:
-    "{field: its comment} of a record's source (`name: type = ...  # comment`); {} when the source cannot be read."
+    """{field: its comment} of a record's source: the comment on the field's line (`name: type = ...  # comment`), else
+    the comment lines right above it; {} when the source cannot be read."""
     try: text = inspect.getsource(record)
     except (OSError, TypeError): return {}
-    found = re.finditer(r"(?m)^\s+(\w+)\s*:[^#\n]*#\s*(.+)$", text)
-    return {m[1]: m[2].strip() for m in found if m[1] in record.__dataclass_fields__}
+    out, above = {}, []
+    for line in text.splitlines():
+        if line.strip().startswith("#"): above.append(line.strip().lstrip("#").strip()); continue
+        m = re.match(r"\s+(\w+)\s*:[^#\n]*(?:#\s*(.+))?$", line)
+        if m and m[1] in record.__dataclass_fields__ and (note := (m[2] or " ".join(above)).strip()): out[m[1]] = note
+        above = []
+    return out
 
 def _names(reg) -> str:
     """The names of a registry for help: a 'module:function' returning them (a marker, listed at --help time), a dict

@@ -257,6 +257,21 @@ def settings_path() -> Path:
     "`$FINRAG_SETTINGS`, else the packaged defaults `finrag/settings.ini` (in a checkout a link to the root `settings.ini`)."
     return Path(os.environ.get("FINRAG_SETTINGS") or str(importlib.resources.files("finrag")/"settings.ini"))
 
+# %% ../nbs/01_config.ipynb #c0ffee01
+def _ini_error(e:configparser.Error) -> str:
+    "One line for a `configparser` error: its line number and what is wrong there (the file is named by the caller)."
+    line = getattr(e, "lineno", None) or (e.errors[0][0] if getattr(e, "errors", None) else None)
+    at = f"line {line}: " if line else ""
+    if isinstance(e, configparser.MissingSectionHeaderError): return f"{at}{e.line.strip()[:60]!r} comes before any [section]"
+    if isinstance(e, configparser.ParsingError):          # configparser keeps the line as its repr
+        import ast
+        try: text = str(ast.literal_eval(e.errors[0][1]))
+        except (ValueError, SyntaxError): text = str(e.errors[0][1])
+        return f"{at}{text.strip()[:60]!r} is not 'key = value'"
+    if isinstance(e, configparser.DuplicateOptionError): return f"{at}[{e.section}] {e.option} is set twice"
+    if isinstance(e, configparser.DuplicateSectionError): return f"{at}[{e.section}] appears twice"
+    return "not a valid INI file: " + " ".join(str(e).split())
+
 # %% ../nbs/01_config.ipynb #f29d9999
 def load_settings(path=None) -> Settings:
     "Read `path` (default `settings_path()`); raises `InputError` naming the file/section/key on any problem (an unknown section or key included)."
@@ -264,8 +279,8 @@ def load_settings(path=None) -> Settings:
     if not path.exists(): raise InputError("settings file not found (set FINRAG_SETTINGS or run from the project)", path=path)
     if path.is_dir(): raise InputError("is a folder: FINRAG_SETTINGS names the settings file itself (e.g. settings.ini)", path=path)
     cp = configparser.ConfigParser(inline_comment_prefixes=("#",), interpolation=None)   # a '%' in a value is a '%'
-    try: cp.read(path, encoding="utf-8")
-    except configparser.Error as e: raise InputError(f"not a valid INI file: {e}", path=path) from None
+    try: cp.read(path, encoding="utf-8-sig")                # a byte-order mark (as Notepad saves) is not content
+    except configparser.Error as e: raise InputError(_ini_error(e), path=path) from None
     except UnicodeDecodeError as e: raise InputError(f"not a UTF-8 text file (byte {e.start}: {e.reason})", path=path) from None
     known = sections()
     for s in cp.sections():              # a section finrag does not read (a typo, or [GraphRAG]: names are case-sensitive) is an error

@@ -86,7 +86,8 @@ def _check_place(name:str, value, bad):
 def check_param(name:str, value, spec:dict):
     """`value` when it fits the notebook parameter `spec` (papermill's `inspect_notebook` entry): the type of its
     default (an int where the default is an int, a number for a float, a list for a list, a bool for a bool; `null`
-    where the default is None or the parameter's comment mentions None; a string or a list the comment names), the
+    where the default is None or the parameter's comment mentions None; a count >= 0 where the default is None and the
+    comment says 'a count'; a string or a list the comment names), the
     range of the settings field of the same name (`finrag.config.check_range`, e.g. `tau` in [0, 1]), an output folder
     (`OUTPUT_DIRS`) inside the project and a `tag` that is a file name (no path separator, no `..`). Else `InputError`
     naming the parameter."""
@@ -101,8 +102,12 @@ def check_param(name:str, value, spec:dict):
         raise InputError(f"-p {name}={json.dumps(value)[:80]}: {what} (the notebook's default: {shown})",
                          field=f"-p {name}")
     named = isinstance(value, str) and (f'"{value}"' in hlp or f"'{value}'" in hlp)
+    count = lambda x: isinstance(x, int) and not isinstance(x, bool)
+    counted = d is None and "a count" in hlp           # a None default whose comment says it takes a count
     if value is None:
         if d is not None and "None" not in hlp: bad("this parameter takes no null")
+    elif counted and not named and not isinstance(value, list):
+        if not count(value): bad("expected an integer")
     elif d is None or named or (isinstance(value, list) and "list" in hlp): pass
     elif isinstance(d, bool):
         if not isinstance(value, bool): bad("expected true or false")
@@ -116,8 +121,7 @@ def check_param(name:str, value, spec:dict):
     owners = [cls for cls in sections().values() if name in {f.name for f in fields(cls)}]
     if len(owners) == 1 and value is not None and not isinstance(value, (str, dict)):
         check_range(owners[0], name, tuple(value) if isinstance(value, list) else value, option=f"-p {name}")
-    count = lambda x: isinstance(x, int) and not isinstance(x, bool)
-    if count(value) and count(d) and d >= 0 and value < 0: bad("expected a count >= 0")
+    if count(value) and (counted or (count(d) and d >= 0)) and value < 0: bad("expected a count >= 0")
     _check_place(name, value, bad)
     return value
 

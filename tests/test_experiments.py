@@ -30,7 +30,7 @@ def _p3_lattice(out):
     assert set(r["trees"]) == {"scifact main", "scifact bottom-up"}, r["trees"]
     fb = r["financebench"]
     assert fb["n_queries"] == 1 and "lattice++ pointwise" in fb["main"], fb
-    # issue 29 (finrag.lattice.studies): hybrid routing / LATTICE++ chosen on dev without the LLM (hybrid_llm_queries 0), the grown tree
+    # the P3 studies (finrag.lattice.studies): hybrid routing / LATTICE++ chosen on dev without the LLM (hybrid_llm_queries 0), the grown tree
     h = r["hybrid"]                                          # the studies, in the notebook's own results file
     assert list(h) == ["scifact", "deviations", "financebench"], list(h)
     assert (h["scifact"]["dataset"], h["scifact"]["n_dev"] + h["scifact"]["n_test"]) == ("beir_sample-slice40", 4), h["scifact"]["dataset"]

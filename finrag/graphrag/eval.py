@@ -118,6 +118,7 @@ def _eval_configs(config, graph, overrides:dict) -> tuple:
     graph = with_overrides(graph or get_settings().graphrag, {k: v for k, v in overrides.items() if k not in mine}, "evaluate_graphrag")
     config = with_overrides(config, mine, "evaluate_graphrag")
     if config.ragas not in (False, True, "offline"): raise InputError(f"ragas={config.ragas!r}: use False, 'offline' or True", field="ragas")
+    if isinstance(config.ragas_every_row, str): config = replace(config, ragas_every_row=(config.ragas_every_row,))
     if bad := [m for m in config.ragas_every_row if m not in config.ragas_metrics]:
         raise InputError(f"ragas_every_row {bad}: not in ragas_metrics {list(config.ragas_metrics)}", field="ragas_every_row")
     bad = [m for m in config.modes if m not in SYSTEMS + EXTRA_SYSTEMS]

@@ -111,7 +111,7 @@ class LatticeSettings:
     calibration: bool    # search: calibration leaves and the latent score model (false: the "no calibration" ablation)
     path_relevance: bool # search: the path-score EMA (false: α = 1, the "no path relevance" ablation)
     lambda_mse: float = valid(**_UNIT, what="in [0, 1]")   # search: the latent score model's MSE weight
-    search_seed: int                                       # search: the seed of the reference-leaf sampling
+    search_seed: int = valid(0, what="a seed >= 0")        # search: the seed of the reference-leaf sampling
     # search, scorer=pointwise: prompt tokens per query, then the search stops
     pointwise_tokens: int = valid(0, what=">= 0 tokens (0 = no limit)")
     # search, scorer=hybrid: LLM prompt tokens per query, then the embeddings alone
