@@ -118,15 +118,15 @@ def _eval_configs(config, graph, overrides:dict) -> tuple:
     graph = with_overrides(graph or get_settings().graphrag, {k: v for k, v in overrides.items() if k not in mine}, "evaluate_graphrag")
     config = with_overrides(config, mine, "evaluate_graphrag")
     if config.ragas not in (False, True, "offline"): raise InputError(f"ragas={config.ragas!r}: use False, 'offline' or True", field="ragas")
-    if isinstance(config.ragas_every_row, str): config = replace(config, ragas_every_row=(config.ragas_every_row,))
-    if bad := [m for m in config.ragas_every_row if m not in config.ragas_metrics]:
+    every = (config.ragas_every_row,) if isinstance(config.ragas_every_row, str) else tuple(config.ragas_every_row)
+    if bad := [m for m in every if m not in config.ragas_metrics]:
         raise InputError(f"ragas_every_row {bad}: not in ragas_metrics {list(config.ragas_metrics)}", field="ragas_every_row")
     bad = [m for m in config.modes if m not in SYSTEMS + EXTRA_SYSTEMS]
     if bad: raise InputError(f"unknown mode(s) {bad}: use {SYSTEMS + EXTRA_SYSTEMS}", field="modes")
     modes = tuple(config.modes)
     from finrag.scale import Engine
     return replace(config, modes=modes, llm_modes=tuple(m for m in config.llm_modes if m in modes), ragas_metrics=tuple(config.ragas_metrics),
-                   ragas_every_row=tuple(config.ragas_every_row),
+                   ragas_every_row=every,
                    engine=Engine.of(config.engine)), graph
 
 def evaluate_graphrag(store,                       # a `NewsStore` or its folder
