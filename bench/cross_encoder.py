@@ -120,7 +120,7 @@ COMPARE = {"alone@20": (20, 1.0), "interp@20": (20, 0.5), "interp@50": (50, 0.5)
 
 
 def compare_models(a):
-    """Trained cross-encoders against each other and the shipped one (issue 51): each model alone (its order over stage 1's
+    """Trained cross-encoders against each other and the shipped one: each model alone (its order over stage 1's
     best 20) and as stage 2 interpolated with stage 1 over 20 and 50, on the choosing and reporting halves; the default
     (`shipped:interp@20`) is replaced by `finrag.protocol.choose_default`. Writes `--out` (train_cross_encoder_study)."""
     T0, LOAD0 = time.perf_counter(), os.getloadavg()

@@ -22,7 +22,7 @@ search adds for calibration): the share of slates where the gold
 branch is ranked first / within the beam (ties count for the gold branch), per depth, against a random choice — where
 the routing goes wrong, independent of the budget. `--desc` shows internal nodes differently (up to 4 member titles,
 one per child round-robin, or their most central member document) to test whether the scorer routes better on other descriptions.
-`hybrid` (issue 29) builds an LLM-free tree (k-means partitions, extractive summaries: seconds) per dataset (the SciFact
+`hybrid` builds an LLM-free tree (k-means partitions, extractive summaries: seconds) per dataset (the SciFact
 slice with the gold of `--slice-queries` judged train queries, FinanceBench by `finrag.datasets.load_dev`), splits the
 judged queries in halves (`finrag.protocol.split_queries(ds, 0.5, seed=0)`), chooses on the development half
 the embedding LATTICE's node descriptions and beam and LATTICE++'s fusion (weighted RRF k 60/30/10 or z-scores, weights
@@ -164,7 +164,7 @@ def route(args):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# `hybrid` (issue 29): LATTICE with hybrid routing and LATTICE++ with a fusion chosen on development queries —
+# `hybrid`: LATTICE with hybrid routing and LATTICE++ with a fusion chosen on development queries —
 # the study is `finrag.lattice.studies.hybrid_routing_study` (nbs/37c_lattice.studies.ipynb); this writes its result.
 def hybrid(args):
     from pathlib import Path

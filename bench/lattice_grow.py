@@ -1,4 +1,4 @@
-"""P3 benchmark: a LATTICE tree that grows (issue 29). Build on 80 % of the SciFact 1,000-abstract slice, add the
+"""P3 benchmark: a LATTICE tree that grows. Build on 80 % of the SciFact 1,000-abstract slice, add the
 other 20 % in batches (`finrag.lattice.update.add_documents`), and compare with a full rebuild on 100 %: nDCG@10 of
 LATTICE search on the slice's judged queries (paired bootstrap CI of grown − rebuilt) and the cost of the growth
 (nodes re-summarised, LLM calls, tokens, seconds) against the rebuild's.

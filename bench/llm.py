@@ -1,4 +1,4 @@
-"""LLM benchmark (issue 25): how fast the in-process llama.cpp server runs each packaged tier, and how close to this
+"""LLM benchmark: how fast the in-process llama.cpp server runs each packaged tier, and how close to this
 machine's limit. Numbers are printed and written to results/llm_bench.json (judge-tier: results/p2_judge_tier.json),
 never asserted. The load average is printed with every row: on the shared 2-core machine numbers under load are not
 idle numbers.

@@ -1,4 +1,4 @@
-"""P1, issue 27: do the answers' citations hold? A small LLM measurement on the hand-written relational questions.
+"""P1: do the answers' citations hold? A small LLM measurement on the hand-written relational questions.
 
     python bench/p1_citations.py [--store stores/fnspid] [--n 6] [--out results/p1_citations.json]
 

@@ -1,4 +1,4 @@
-"""P1, issue 27: does the budgeted graph bring the connected companies' evidence into the budget? LLM-free, on both
+"""P1: does the budgeted graph bring the connected companies' evidence into the budget? LLM-free, on both
 development sets — the template questions (`finrag eval questions`, seed 0) and the hand-written
 `data/p1_questions_handwritten.jsonl` — graph (budget mode) vs vector at the graph's own (chunks, tokens) budget.
 
@@ -12,7 +12,7 @@ ranked by cosine + w × BM25 share, `lexical_fusion`) — are chosen on one
 half of each set (question ids, seeded) and reported on the other half, per stratum and per τ in `[graphrag] tau_grid`,
 against vector at the graph's budget (`vector@graph`), vector top-k and, as the lexical ablation, vector ranked by the
 same fusion at the graph's budget (`hybrid@graph`); 'default' is `[graphrag]` as configured, 'dense' the budgeted graph
-before issue 27 (no fill, no expansion, no fusion);
+before the cross-entity work (no fill, no expansion, no fusion);
 every evaluation goes through `finrag.graphrag.eval.evaluate_graphrag` (the one evaluation loop). Means with
 percentile-bootstrap CIs, paired Wilcoxon p-values, and the bootstrap CI of the paired differences.
 """
@@ -83,7 +83,7 @@ def report(rows, opts_name, tau, set_name, half):
 
 
 def diagnose(st, qs, rows, rag) -> dict:
-    """Where graph and vector@graph differ on `qs` (issue 27, step 1): per question the supporting articles' best rank
+    """Where graph and vector@graph differ on `qs` (step 1): per question the supporting articles' best rank
     among articles by dense cosine and by BM25 (`GraphRAG.lexical_scores`), the support each mode finds, and what fills
     the graph's slots — chunks naming a ticker the question names (anchors), network evidence, other chunks, and
     second chunks of an article already in the context."""
@@ -147,7 +147,7 @@ def main():
     print("chosen", chosen, flush=True)
     # 1b. the diagnosis, on the hand-written choosing half only: dense graph (lexical 0) and the chosen graph
     diagnosis = {}
-    off = dict(diversity=0.0, floor=0.9, network_reserve=0, article_expand=0, lexical=0.0)      # the budgeted graph before issue 27
+    off = dict(diversity=0.0, floor=0.9, network_reserve=0, article_expand=0, lexical=0.0)      # the budgeted graph before the cross-entity work
     for name, opts in (("dense", off), ("chosen", chosen)):
         rows = run(st, split["hand"][0], G.tau, opts)
         diagnosis[name] = diagnose(st, split["hand"][0], rows, GraphRAG(st, lexical=0.0))

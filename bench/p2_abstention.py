@@ -1,4 +1,4 @@
-"""P2 `finrag answer` abstention (issue 28): which cheap score tells "the retrieved documents answer this" from "they do not", and where to cut.
+"""P2 `finrag answer` abstention: which cheap score tells "the retrieved documents answer this" from "they do not", and where to cut.
 
     python bench/p2_abstention.py [--data ../shared/data] [--datasets financebench finqa tatqa] [--max-fa 0.05] [--out results/p2_abstention.json]
 
@@ -9,7 +9,7 @@ pre-retrieval, stage 1 `[hierarchical] stage1`, no stage 2), keeping the top `[h
 - **answerable**: against the whole corpus;
 - **unanswerable**: with its gold documents removed (`rank(excluded=gold)`); for FinanceBench also with every passage of the
   gold's company removed (the title's company, e.g. `3M_2018_10K` -> `3M`: the query is about a company absent from the
-  corpus, the case issue 28 found); and `--foreign` (150) queries of the other corpora asked against this one (`other_corpus`:
+  corpus, the case a review found); and `--foreign` (150) queries of the other corpora asked against this one (`other_corpus`:
   financial questions about other reports).
 
 The candidate scores are `finrag.hierarchical.longcontext.evidence_scores`: stage 1's top score (`stage1_top`, z units),

@@ -1,4 +1,4 @@
-"""Scaling benchmark (issue 30): the P1 ingest on Ray, how ingest time and memory grow, and the vector index at 1 M.
+"""Scaling benchmark: the P1 ingest on Ray, how ingest time and memory grow, and the vector index at 1 M.
 
 Run under the heavy-job lock (it takes minutes of both cores): `flock /work/heavy.lock nice -n 5 python bench/scale.py`.
 

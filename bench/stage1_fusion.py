@@ -1,4 +1,4 @@
-"""P2 stage 1 (issue 26): is the default first stage ever below its best member? nDCG@10/@20 with paired CIs per development corpus.
+"""P2 stage 1: is the default first stage ever below its best member? nDCG@10/@20 with paired CIs per development corpus.
 
     python bench/stage1_fusion.py [--data ../shared/data] [--datasets financebench finqa tatqa scifact] [--out results/p2_stage1_fusion.json]
 

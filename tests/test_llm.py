@@ -1,7 +1,7 @@
 """The LLM client's faults, each against the scripted fake server (`finrag.testing.FakeLLMServer`), the tier assembly,
 and one test of the default tier (Qwen2.5-Coder-1.5B; marker `default_llm`, deselect with -m 'not default_llm').
 
-Every fault ends in a clear error within its bound (issue 9): a dripping server is abandoned after `timeout` per
+Every fault ends in a clear error within its bound: a dripping server is abandoned after `timeout` per
 attempt; a 200 that is not a completion is retried like a 5xx, then an `LLMError` names the URL (credentials
 redacted) and the first bytes of the body; an empty completion is counted and never cached; the cache key holds the
 endpoint identity, the model, the messages and every sampling field; a corrupt cache is moved aside.
@@ -220,7 +220,7 @@ def test_default_tier_gives_a_grounded_cited_answer(tmp_path, monkeypatch):
     assert res.contexts[1].chunk_id in cites["cited"] and cites["unknown"] == [], (r.text, cites)
 
 
-# ---- issue 24 item 2: one deadline per attempt (a timer that closes the connection), a body cap, Retry-After ----
+# ---- one deadline per attempt (a timer that closes the connection), a body cap, Retry-After ----
 
 @pytest.mark.parametrize("mode,stream", [("header_drip", False), ("drip", True), ("no_newline", True), ("no_newline", False)])
 def test_every_slow_phase_is_cut_at_the_attempt_deadline(mode, stream):
@@ -298,7 +298,7 @@ def test_a_bad_base_url_is_an_input_error(url, monkeypatch):
         L.LLMClient(cache_dir=False)                                             # from the environment, the same error
 
 
-# ---- issue 24 item 5: malformed logprobs are a counted fallback, never an exception ----
+# ---- malformed logprobs are a counted fallback, never an exception ----
 
 BAD_LOGPROBS = {"a string": "yes", "content a string": {"content": "yes"}, "entries not objects": {"content": [["yes", -0.1]]},
                 "alternatives not objects": {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": [["yes", -0.1]]}]},
@@ -337,7 +337,7 @@ def test_malformed_client_logprobs_are_counted_in_the_lattice_scorer(lp):
     assert out.scores == [0.0, 0.0] and llm.stats.logprob_fallbacks == 2
 
 
-# ---- issue 25: one batch API ----
+# ---- one batch API ----
 
 def test_map_bounds_concurrency_keeps_order_isolates_failures_and_hits_the_cache(tmp_path):
     def reply(body, n):

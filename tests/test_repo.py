@@ -66,7 +66,7 @@ def _writes_results_by_hand(text: str) -> bool:
 
 
 def test_every_results_file_is_an_envelope_with_one_writer():
-    "results/*.json: the envelope keys (issue 39), its own name, a writer that exists and records through `record` (or an archived file no code writes)."
+    "results/*.json: the envelope keys, its own name, a writer that exists and records through `record` (or an archived file no code writes)."
     from finrag.protocol import ENVELOPE_KEYS, read_record
     files = sorted((ROOT / "results").glob("*.json"))
     assert len(files) >= 20

@@ -1,4 +1,4 @@
-"""The made-up BEIR sample (issue 53): the committed files are what data/sample/make_beir_sample.py writes, and the
+"""The made-up BEIR sample: the committed files are what data/sample/make_beir_sample.py writes, and the
 measurement of data/sample/README.md (results/sample_methods.json) separates the methods and was taken with the
 defaults that ship now. nbs/89_methods measures the same table again and checks it against that file."""
 import importlib.util, json

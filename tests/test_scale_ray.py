@@ -1,4 +1,4 @@
-"""Scale-out on Ray (issue 30): on a local Ray cluster (`ray.init(num_cpus=2)`, one per module, offline, no dashboard)
+"""Scale-out on Ray: on a local Ray cluster (`ray.init(num_cpus=2)`, one per module, offline, no dashboard)
 the Ray engine gives the local engine's results — the same P1 store from `finrag ingest --engine ray` (chunk ids,
 rows, embeddings within 1e-5, graph counts, `ask` retrieval) and the same retrieval run and metrics from
 `eval_retrieval(..., engine="ray")`, the same rows and tests from `evaluate_graphrag(..., engine="ray")` — and no Ray process is left behind. Without Ray, `--engine ray` is one line and

@@ -1,4 +1,4 @@
-"""The settings records (issue 23) and their ranges (issue 24): settings.ini's defaults are the choices the experiments
+"""The settings records and their ranges: settings.ini's defaults are the choices the experiments
 recorded in results/*.json, the CLI and the library build the same LATTICE tree from the same record, and the CLI's
 options go through the ranges of the settings (one line, exit 2)."""
 from dataclasses import replace
@@ -221,7 +221,7 @@ def measured_constants(folder) -> dict:
 
 
 def test_no_measured_choice_hides_in_a_module_constant():
-    "A measured default lives in settings.ini with the results file that chose it, never in a module constant (issue 39)."
+    "A measured default lives in settings.ini with the results file that chose it, never in a module constant."
     found = measured_constants(ROOT / "finrag")
     assert set(found) - set(NOT_A_MEASURED_DEFAULT) == set(), found
     assert set(NOT_A_MEASURED_DEFAULT) <= set(found), "an allow-list entry no longer exists: remove it"
@@ -233,7 +233,7 @@ def test_the_measured_constant_check_can_fail(tmp_path):
 
 
 def test_setting_choices_are_the_registered_names():
-    "One list per name set (issue 39): the settings' allowed scorers are names the papers' code builds, and every registered method is a CLI choice."
+    "One list per name set: the settings' allowed scorers are names the papers' code builds, and every registered method is a CLI choice."
     import importlib
     from dataclasses import fields
     from finrag.hierarchical.settings import HierarchicalSettings

@@ -1,4 +1,4 @@
-"""The P1 store never loses or mixes data (issue 11): one writer at a time, a real ingest killed (SIGKILL) at several
+"""The P1 store never loses or mixes data: one writer at a time, a real ingest killed (SIGKILL) at several
 points is detected on open and repaired (by re-running the ingest or `finrag store check --repair`) into the same
 store a clean ingest gives, a corrected article replaces its chunks, and bad input is one line + exit 2.
 
@@ -245,7 +245,7 @@ def test_ask_imports_no_torch(stores):
     assert "IMPORTED []" in p.stdout and "Loading weights" not in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
 
 
-# ---- issue 24: readers beside a writer, repair whatever the state, planted symlinks, Ctrl-C, read-only, disk full ----
+# ---- readers beside a writer, repair whatever the state, planted symlinks, Ctrl-C, read-only, disk full ----
 
 def _ask_ids(p) -> list[str]:
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]

@@ -4,8 +4,8 @@
    counts or metadata that nbdev-clean would strip: notebooks are committed clean);
 2. `nbdev-export` on a copy of the repository must regenerate finrag/ byte for byte (nobody edits finrag/ by hand);
 3. at least `MIN_OUTPUT_SHARE` of the lesson notebooks' code cells (`nbs/*.ipynb`, not nbs/experiments) carry an output
-   (issue 28: the lessons show what their examples compute; 283 of 1,121 = 25.2 % when the floor was set, from 11.5 %),
-   and at least `MIN_NOTEBOOK_SHARE` of every lesson notebook's own (issue 53: 0-13 % in several when it was set;
+   (the lessons show what their examples compute; 283 of 1,121 = 25.2 % when the floor was set, from 11.5 %),
+   and at least `MIN_NOTEBOOK_SHARE` of every lesson notebook's own (0-13 % in several when it was set;
    `#| export` cells count, so the example cells carry the outputs).
 Exit 1 listing the problems, 0 when all hold.
 """
