@@ -193,6 +193,41 @@ def p1_ragas_cost() -> str:
             f"~{300 * rel / 3600:.1f} h and the other three metrics on 60 rows ~{60 * three / 3600:.1f} h.\n")
 
 
+def p1_answer_format() -> str:
+    "Cited JSON vs free-text answers on the reporting half, paired by (question, system), and the protocol's verdict (nbs/experiments/p1_eval.ipynb)."
+    r = result("p1_eval_answer_format")
+    c = r["comparison"]
+    names = {"sentences_cited": "sentences with a citation", "supported_before": "cited sentences the judge supports",
+             "citation_valid": "citations naming a context chunk", "semantic_similarity": "semantic similarity to the reference",
+             "figure_recall": "figure recall (direct questions)", "answer_entity_recall": "answer entity recall",
+             "cited_support_recall": "cited support recall", "prompt_tokens": "prompt tokens", "completion_tokens": "answer tokens",
+             "latency_s": "latency (s)"}
+    rows = [x for x in c["halves"]["report"] if x["stratum"] == "all"]
+    big = lambda m: m in ("prompt_tokens", "completion_tokens", "latency_s")
+    f = lambda x, m: f"{x:,.0f}" if big(m) and m != "latency_s" else (f"{x:.1f}" if big(m) else f"{x:.3f}")
+    out = ["| reporting half, all questions | n | free text | cited | cited − text [paired 95 % CI] | Wilcoxon p |", "|---" * 6 + "|"]
+    for x in rows:
+        m = x["metric"]
+        d = f"{x['mean_diff']:+.1f} {ci(x['ci_low'], x['ci_high'], nd=1, sign=True)}" if big(m) else \
+            f"{x['mean_diff']:+.3f} {ci(x['ci_low'], x['ci_high'], sign=True)}"
+        out.append(f"| {names.get(m, m)} | {x['n']} | {f(x['mean_text'], m)} | {f(x['mean_cited'], m)} | {d} | {x['p']:.2g} |")
+    ch, fb = c["choice"], c["fallbacks"]
+    v = ch.get("verdict") or {}
+    line = (f"\nSplit by question id: {len(c['split']['choose'])} questions choose, {len(c['split']['report'])} report; systems "
+            f"{', '.join(r['systems'])}. Chosen on the choosing half by `{ch.get('metric', 'sentences_cited')}` (macro over question "
+            "types: " + ", ".join(f"{k} {w:.3f}" for k, w in (ch.get("choose_macro") or {}).items()) + "). ")
+    if "pooled" in v:
+        p = v["pooled"]
+        line += f"Reporting half, cited − text pooled {p[0]:+.3f} {ci(p[1], p[2], sign=True)}, n = {p[3]}; rule ({v['rule']}): "
+        line += "cited replaces free text" if v["replaces"] else "free text stays"
+    else: line += v.get("reason", "")
+    if ch.get("guard_losses"): line += "; a significant loss on " + ", ".join(f"{g} ({', '.join(s)})" for g, s in ch["guard_losses"].items()) + " keeps free text"
+    line += (f". Default: **{ch['default']}** (`[graphrag] answer_format`). Cited answers that fell back to free text: "
+             f"{fb['fell_back']} of {fb['rows']}" + (f" ({', '.join(f'{k} {n}' for k, n in fb['by_reason'].items())})" if fb["by_reason"] else "")
+             + f"; chunk ids dropped: {fb['dropped_ids']}; JSON cut short: {fb['truncated']}.\n")
+    return "\n".join(out) + "\n" + line
+
+
 def p3_scorer_choice() -> str:
     "The `[lattice] scorer` choice: each candidate on the reporting halves (n, nDCG@10 and CI, recall@100, cost), minus the incumbent paired, and the rule's verdict (bench/lattice.py scorer)."
     r = result("p3_scorer_choice")
@@ -672,6 +707,7 @@ def sample_methods() -> str:
 
 RENDERERS = {   # block name -> renderer, by paper
     "p1-ragas-cost": p1_ragas_cost,
+    "p1-answer-format": p1_answer_format,
     "p3-scorer-choice": p3_scorer_choice,
     "p2-llm-judge": p2_llm_judge,
     "p2-answers": p2_answers,
