@@ -197,20 +197,22 @@ def p1_answer_format() -> str:
     "Cited JSON vs free-text answers on the reporting half, paired by (question, system), and the protocol's verdict (nbs/experiments/p1_eval.ipynb)."
     r = result("p1_eval_answer_format")
     c = r["comparison"]
-    names = {"sentences_cited": "sentences with a citation", "supported_before": "cited sentences the judge supports",
+    names = {"sentences_cited": "sentences with a citation", "supported_before": "sentences the judge finds supported by their citation",
              "citation_valid": "citations naming a context chunk", "semantic_similarity": "semantic similarity to the reference",
              "figure_recall": "figure recall (direct questions)", "answer_entity_recall": "answer entity recall",
              "cited_support_recall": "cited support recall", "prompt_tokens": "prompt tokens", "completion_tokens": "answer tokens",
              "latency_s": "latency (s)"}
-    rows = [x for x in c["halves"]["report"] if x["stratum"] == "all"]
+    lost = c["choice"].get("guard_losses") or {}
+    rows = [x for x in c["halves"]["report"] if x["stratum"] == "all" or x["stratum"] in lost.get(x["metric"], ())]
     big = lambda m: m in ("prompt_tokens", "completion_tokens", "latency_s")
     f = lambda x, m: f"{x:,.0f}" if big(m) and m != "latency_s" else (f"{x:.1f}" if big(m) else f"{x:.3f}")
-    out = ["| reporting half, all questions | n | free text | cited | cited − text [paired 95 % CI] | Wilcoxon p |", "|---" * 6 + "|"]
+    out = ["| reporting half | n | free text | cited | cited − text [paired 95 % CI] | Wilcoxon p |", "|---" * 6 + "|"]
     for x in rows:
         m = x["metric"]
+        label = names.get(m, m) + ("" if x["stratum"] == "all" else f", {x['stratum']} questions")
         d = f"{x['mean_diff']:+.1f} {ci(x['ci_low'], x['ci_high'], nd=1, sign=True)}" if big(m) else \
             f"{x['mean_diff']:+.3f} {ci(x['ci_low'], x['ci_high'], sign=True)}"
-        out.append(f"| {names.get(m, m)} | {x['n']} | {f(x['mean_text'], m)} | {f(x['mean_cited'], m)} | {d} | {x['p']:.2g} |")
+        out.append(f"| {label} | {x['n']} | {f(x['mean_text'], m)} | {f(x['mean_cited'], m)} | {d} | {x['p']:.2g} |")
     ch, fb = c["choice"], c["fallbacks"]
     v = ch.get("verdict") or {}
     line = (f"\nSplit by question id: {len(c['split']['choose'])} questions choose, {len(c['split']['report'])} report; systems "
@@ -219,9 +221,9 @@ def p1_answer_format() -> str:
     if "pooled" in v:
         p = v["pooled"]
         line += f"Reporting half, cited − text pooled {p[0]:+.3f} {ci(p[1], p[2], sign=True)}, n = {p[3]}; rule ({v['rule']}): "
-        line += "cited replaces free text" if v["replaces"] else "free text stays"
+        line += "the gain passes" if v["replaces"] else "the gain does not pass"
     else: line += v.get("reason", "")
-    if ch.get("guard_losses"): line += "; a significant loss on " + ", ".join(f"{g} ({', '.join(s)})" for g, s in ch["guard_losses"].items()) + " keeps free text"
+    if lost: line += "; but a significant loss on " + ", ".join(f"{names.get(g, g)} ({', '.join(s)})" for g, s in lost.items()) + " keeps free text"
     line += (f". Default: **{ch['default']}** (`[graphrag] answer_format`). Cited answers that fell back to free text: "
              f"{fb['fell_back']} of {fb['rows']}" + (f" ({', '.join(f'{k} {n}' for k, n in fb['by_reason'].items())})" if fb["by_reason"] else "")
              + f"; chunk ids dropped: {fb['dropped_ids']}; JSON cut short: {fb['truncated']}.\n")
