@@ -427,14 +427,17 @@ def p1_answers() -> str:
         return "—" if x is None or x["n"] == 0 or x["mean"] != x["mean"] else f"{x['mean']:.{nd}f}"
     def pval(p): return f"p = {p:.2g}" if p >= 0.01 else f"p = {p:.1g}" if p >= 0.001 else f"p = {p:.4f}"
     def diff(m, nd=3):
-        d = P[m]; return f"{d['mean_diff']:+.{nd}f}, {pval(d['p'])} (n = {d['n']})".replace("p = 1 (", "p = 1 (")
+        d = P.get(m)
+        if d is None or not d["n"] or d["p"] != d["p"]: return "—"
+        return f"{d['mean_diff']:+.{nd}f}, {pval(d['p'])} (n = {d['n']})"
     out = ["| metric (n questions) | vector top-5 | graph (budget) | auto | Δ graph − vector, Wilcoxon |", "|---|---|---|---|---|"]
     for m, name, nd in (("answer_entity_recall", "answer entity recall", 3), ("semantic_similarity", "answer–reference semantic similarity", 3),
                         ("figure_recall", "figure recall (direct questions)", 3), ("citation_valid", "citations naming a context chunk", 2),
-                        ("sentences_cited", "sentences with a valid citation", 3), ("faithfulness", "RAGAS faithfulness", 3),
+                        ("sentences_cited", "sentences with a valid citation", 3),
+                        ("cited_support_recall", "cited support recall (source articles cited)", 3), ("faithfulness", "RAGAS faithfulness", 3),
                         ("answer_relevancy", "RAGAS answer relevancy", 3), ("context_precision", "RAGAS context precision", 3),
                         ("context_recall", "RAGAS context recall", 3)):
-        ns = sorted({S[mo, m, "all"]["n"] for mo in modes})
+        ns = sorted({S[mo, m, "all"]["n"] if (mo, m, "all") in S else 0 for mo in modes})
         n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
         n += " answers with a citation" if m == "citation_valid" else ""
         cells = " | ".join(f"{mean(mo, m, 'all', nd)} ({mean(mo, m, 'relational', nd)})" for mo in modes)
