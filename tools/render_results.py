@@ -193,6 +193,20 @@ def p1_ragas_cost() -> str:
             f"~{300 * rel / 3600:.1f} h and the other three metrics on 60 rows ~{60 * three / 3600:.1f} h.\n")
 
 
+def p1_ragas_run() -> str:
+    "The judged samples of the P1 experiment itself (results/p1_eval.json `ragas_cost`): per metric one after another over every row, beside the cost bench's 'before'."
+    r = result("p1_eval")["ragas_cost"]
+    out = ["| metric | rows judged | LLM calls | prompt tokens / call | read from the prompt cache "
+           "| seconds / judged row | cost bench, seconds / sample |", "|---" * 7 + "|"]
+    for m, v in r["after"].items():
+        if not v["n"]: continue
+        per = lambda k: v[k] / v["calls"] if v["calls"] else float("nan")
+        out.append(f"| {m} | {v['n']} | {v['calls']} | {per('prompt_tokens'):,.0f} | {v['cached_tokens'] / max(v['prompt_tokens'], 1):.1%} "
+                   f"| {v['seconds'] / v['n']:.1f} | {r['before'][m]['seconds_per_sample']:.1f} |")
+    left = [m for m, v in r["after"].items() if not v["n"]]
+    return "\n".join(out) + ("\n\nNot judged in this run: " + ", ".join(left) + ".\n" if left else "\n")
+
+
 def p1_answer_format() -> str:
     "Cited JSON vs free-text answers on the reporting half, paired by (question, system), and the protocol's verdict (nbs/experiments/p1_eval.ipynb)."
     r = result("p1_eval_answer_format")
@@ -425,7 +439,7 @@ def p1_answers() -> str:
     def mean(mode, m, st, nd):
         x = S.get((mode, m, st))
         return "—" if x is None or x["n"] == 0 or x["mean"] != x["mean"] else f"{x['mean']:.{nd}f}"
-    def pval(p): return f"p = {p:.2g}" if p >= 0.01 else f"p = {p:.1g}" if p >= 0.001 else f"p = {p:.4f}"
+    def pval(p): return f"p = {p:.2g}" if p >= 0.001 else f"p = {p:.4f}"
     def diff(m, nd=3):
         d = P.get(m)
         if d is None or not d["n"] or d["p"] != d["p"]: return "—"
@@ -713,6 +727,7 @@ def sample_methods() -> str:
 RENDERERS = {   # block name -> renderer, by paper
     "p1-ragas-cost": p1_ragas_cost,
     "p1-answer-format": p1_answer_format,
+    "p1-ragas-run": p1_ragas_run,
     "p3-scorer-choice": p3_scorer_choice,
     "p2-llm-judge": p2_llm_judge,
     "p2-answers": p2_answers,
