@@ -12,44 +12,66 @@ _UNIT = dict(lo=0.0, hi=1.0)
 __all__ = ['MODES', 'GRAPH_MODES', 'CITATION_JUDGES', 'ANSWER_FORMATS', 'GraphRAGSettings']
 
 # %% ../../nbs/10a_graphrag.settings.ipynb #dad1baed
-MODES = ("vector", "graph", "auto")   # how `ask` retrieves: the vector index alone, the 2-hop graph, or routed by the question
+# how `ask` retrieves: the vector index alone, the 2-hop graph, or routed by the question
+MODES = ("vector", "graph", "auto")
 
 # %% ../../nbs/10a_graphrag.settings.ipynb #4c061086
-GRAPH_MODES = ("paper", "budget")   # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
+# 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
+GRAPH_MODES = ("paper", "budget")
 
 # %% ../../nbs/10a_graphrag.settings.ipynb #3fe9e19a
-CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm")   # the candidates measured in bench/p1_citation_judges.py
+# the candidates measured in bench/p1_citation_judges.py
+CITATION_JUDGES = ("lexical", "lexical+figures", "ce", "ce+lexical", "ce+lexical+consistency", "llm")
 
 # %% ../../nbs/10a_graphrag.settings.ipynb #a683475f
-ANSWER_FORMATS = ("text", "cited")   # how the LLM answers: free text ending each sentence with [id] | JSON sentences with chunk ids
+# how the LLM answers: free text ending each sentence with [id] | JSON sentences with chunk ids
+ANSWER_FORMATS = ("text", "cited")
 
 # %% ../../nbs/10a_graphrag.settings.ipynb #2a2fbe5b
 @dataclass(frozen=True)
 class GraphRAGSettings:
     "`[graphrag]`: P1 (arXiv 2606.00062) — vector top-k, INFLUENCES threshold τ, network-evidence rule, question mix."
-    k: int = valid(1, 1000, what="in [1, 1000] seed chunks (paper: 5)")                    # seed chunks from the vector index (paper: 5)
-    tau: float = valid(**_UNIT, what="in [0, 1] (paper: 0.5)")               # INFLUENCES edges kept when intensity > tau (paper: 0.5 best)
-    tau_grid: tuple = valid(**_UNIT, what="a list of numbers in [0, 1]")     # τ ablation grid (paper: 0.3/0.5/0.7)
-    neighbor_top: int = valid(1, 1000, what="in [1, 1000] (paper: 2)")                     # network-evidence chunks per neighbour (paper: 2)
-    neighbor_min_sim: float = valid(-1.0, 1.0, what="in [-1, 1] (paper: 0.2)")  # minimum cosine of an evidence chunk to the query (paper: 0.2)
-    n_questions: int = valid(1, 100_000, what="in [1, 100000]")                                 # evaluation set size (paper: 100)
-    n_direct: int = valid(0, what=">= 0")                                    # direct questions (paper: 30)
-    n_relational: int = valid(0, what=">= 0")                                # relational questions (paper: 70)
-    graph_mode: str = valid(choices=GRAPH_MODES)                     # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
-    budget_chunks: int = valid(1, 1000, what="in [1, 1000] chunks (an empty context answers nothing)")  # graph mode 'budget' and auto: context chunks, seeds and network evidence together
-    budget_tokens: int = valid(1, 1_000_000, what="in [1, 1000000] tokens")                         # ... and context tokens (chunk text, estimated at 4 characters per token)
-    dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")           # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
-    boilerplate_min_docs: int = valid(2, what=">= 2 articles")               # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
-    diversity: float = valid(0.0, what=">= 0 (0 = off)")                    # graph mode 'budget', open questions: entity-diverse fill weight (`budget_select`)
-    floor: float = valid(**_UNIT, what="in [0, 1]")                          # ... among chunks within this share of the best score
-    open_pool: int = valid(1, 1000, what="in [1, 1000] chunks")              # ... over this many vector candidates instead of k
-    network_reserve: int = valid(0, 1000, what="in [0, 1000] chunks")        # graph mode 'budget', open questions: context slots kept for connected companies' evidence
-    article_expand: int = valid(0, what=">= 0 chunks (0 = off)")             # ... questions about unnamed companies: sibling chunks of the top article naming new companies
-    lexical: float = valid(0.0, what=">= 0 (0 = dense only)")                # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
-    verify: bool                                                             # `ask`/`demo`: check each answer sentence against the chunk it cites by default (only with a judge people agree with)
-    citation_judge: str = valid(choices=CITATION_JUDGES)   # the citation check's judge (`finrag.graphrag.answer.citation_judge`)
-    answer_format: str = valid(choices=ANSWER_FORMATS)   # how the LLM answers: 'text' (free text, [id] after each sentence) | 'cited' (JSON sentences with chunk ids, a schema; `finrag.graphrag.cited`)
+    k: int = valid(1, 1000, what="in [1, 1000] seed chunks (paper: 5)")  # seed chunks from the vector index (paper: 5)
+    # INFLUENCES edges kept when intensity > tau (paper: 0.5 best)
+    tau: float = valid(**_UNIT, what="in [0, 1] (paper: 0.5)")
+    tau_grid: tuple = valid(**_UNIT, what="a list of numbers in [0, 1]")  # τ ablation grid (paper: 0.3/0.5/0.7)
+    # network-evidence chunks per neighbour (paper: 2)
+    neighbor_top: int = valid(1, 1000, what="in [1, 1000] (paper: 2)")
+    # minimum cosine of an evidence chunk to the query (paper: 0.2)
+    neighbor_min_sim: float = valid(-1.0, 1.0, what="in [-1, 1] (paper: 0.2)")
+    n_questions: int = valid(1, 100_000, what="in [1, 100000]")  # evaluation set size (paper: 100)
+    n_direct: int = valid(0, what=">= 0")                        # direct questions (paper: 30)
+    n_relational: int = valid(0, what=">= 0")                    # relational questions (paper: 70)
+    # 'paper': seeds + all network evidence (unbounded); 'budget': one ranked pool within the budget
+    graph_mode: str = valid(choices=GRAPH_MODES)
+    # graph mode 'budget' and auto: context chunks, seeds and network evidence together
+    budget_chunks: int = valid(1, 1000, what="in [1, 1000] chunks (an empty context answers nothing)")
+    # ... and context tokens (chunk text, estimated at 4 characters per token)
+    budget_tokens: int = valid(1, 1_000_000, what="in [1, 1000000] tokens")
+    # ingest: articles whose word 5-shingle Jaccard reaches this are near-duplicates (one kept)
+    dedup_jaccard: float = valid(gt=0.0, hi=1.0, what="in (0, 1]")
+    # a sentence repeated in this many articles is boilerplate (disclosures, footers, bios)
+    boilerplate_min_docs: int = valid(2, what=">= 2 articles")
+    # graph mode 'budget', open questions: entity-diverse fill weight (`budget_select`)
+    diversity: float = valid(0.0, what=">= 0 (0 = off)")
+    floor: float = valid(**_UNIT, what="in [0, 1]")              # ... among chunks within this share of the best score
+    open_pool: int = valid(1, 1000, what="in [1, 1000] chunks")  # ... over this many vector candidates instead of k
+    # graph mode 'budget', open questions: context slots kept for connected companies' evidence
+    network_reserve: int = valid(0, 1000, what="in [0, 1000] chunks")
+    # ... questions about unnamed companies: sibling chunks of the top article naming new companies
+    article_expand: int = valid(0, what=">= 0 chunks (0 = off)")
+    # graph mode 'budget': candidates ranked by cosine + lexical × BM25 share (`lexical_fusion`)
+    lexical: float = valid(0.0, what=">= 0 (0 = dense only)")
+    # `ask`/`demo`: check each answer sentence against the chunk it cites by default
+    # (only with a judge people agree with)
+    verify: bool
+    # the citation check's judge (`finrag.graphrag.answer.citation_judge`)
+    citation_judge: str = valid(choices=CITATION_JUDGES)
+    # how the LLM answers: 'text' (free text, [id] after each sentence)
+    # | 'cited' (JSON sentences with chunk ids, a schema; `finrag.graphrag.cited`)
+    answer_format: str = valid(choices=ANSWER_FORMATS)
 
 # %% ../../nbs/10a_graphrag.settings.ipynb #245107d9
-# registered when `finrag.config.sections()` imports this module; not run here (the library's record stays the registered one)
+# registered when `finrag.config.sections()` imports this module; not run here (the library's record stays the
+# registered one)
 register_section("graphrag", GraphRAGSettings)
