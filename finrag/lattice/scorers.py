@@ -296,7 +296,7 @@ class PointwiseScorer:
 
 # %% ../../nbs/34_lattice.scorers.ipynb #0c71fd75
 @patch(as_prop=True)
-def llm(self:PointwiseScorer):
+def llm(self:PointwiseScorer):   # noqa: F811 -- the name of LLMScorer.llm (patched above)
     if self._llm is None:
         from finrag.relevance import get_judge_llm
         self._llm = get_judge_llm()     # `[models] judge_llm` (the answer tier when empty)
@@ -312,7 +312,7 @@ def messages(self:PointwiseScorer, query:str, desc:str, leaf:bool) -> list[dict]
                               max_doc_tokens=100_000)
 
 @patch
-def prompt_estimate(self:PointwiseScorer, query:str, descs:list[str], leaf:bool) -> int:
+def prompt_estimate(self:PointwiseScorer, query:str, descs:list[str], leaf:bool) -> int:   # noqa: F811
     """The prompt tokens of the slate's calls, one per item (characters / `CHARS_PER_TOKEN`): what
     `LatticeSearch.within_budget` checks before sending them."""
     return int(round(sum(len(m["content"]) for d in descs for m in self.messages(query, d, leaf))
@@ -320,7 +320,7 @@ def prompt_estimate(self:PointwiseScorer, query:str, descs:list[str], leaf:bool)
 
 # %% ../../nbs/34_lattice.scorers.ipynb #1f856939
 @patch
-def score_many(self:PointwiseScorer, query:str, slates:list) -> list[SlateScores]:
+def score_many(self:PointwiseScorer, query:str, slates:list) -> list[SlateScores]:   # noqa: F811
     """[`SlateScores`] of several slates [(descs, leaf)] of one query: every item of every slate in one
     `finrag.llm.chat_many` (in order), each slate normalised on its own."""
     from finrag.llm import add_usage, chat_many

@@ -348,6 +348,14 @@ class LatticeRetriever:
         self.token_budget = token_budget or None
         self.query_stats, self.searches, self.build_notes = {}, {}, []
 
+    @property
+    def notes(self) -> list[str]:
+        """What `finrag eval retrieval` prints beside the metrics: the builder's `build_notes` (e.g. documents missing
+        from the tree), then `search_notes`."""
+        return self.build_notes + self.search_notes()
+    @notes.setter
+    def notes(self, value): self.build_notes = list(value)
+
 # %% ../../nbs/36_lattice.search.ipynb #3a1f0050
 @patch(as_prop=True)
 def config(self:LatticeRetriever) -> dict:
@@ -408,15 +416,6 @@ def label(self:LatticeRetriever) -> str:
     return f"{self.name}({self.scorer_label})"
 
 # %% ../../nbs/36_lattice.search.ipynb #3d8e53de
-@patch(as_prop=True)
-def notes(self:LatticeRetriever) -> list[str]:
-    """What `finrag eval retrieval` prints beside the metrics: the builder's `build_notes` (e.g. documents missing
-    from the tree), then `search_notes`."""
-    return self.build_notes + self.search_notes()
-
-@patch(set_prop=True)
-def notes(self:LatticeRetriever, value): self.build_notes = list(value)
-
 @patch
 def search_notes(self:LatticeRetriever) -> list[str]:
     """How the searches so far ended, counted over `query_stats`: stopped by the token budget, with failed slates,
