@@ -179,22 +179,24 @@ class DenseRetriever:
         self.index = faiss.IndexFlatIP(self.vectors.shape[1])
         self.index.add(self.vectors)
 
-    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
-        "The run of the `k` nearest documents per query (score = cosine); `excluded[qid]` ids never returned."
-        qids = list(_check_queries(queries))
-        if not qids: return {}
-        excluded = excluded or {}
-        extra = max((len(excluded.get(q, ())) for q in qids), default=0)
-        kk = min(len(self.ids), k + extra)
-        S, I = self.index.search(self.embedder.encode([queries[q] for q in qids]), kk)
-        run = {}
-        for q, s, idx in zip(qids, S, I):
-            ex = excluded.get(q, ())
-            hits = [(self.ids[i], float(v)) for v, i in zip(s, idx) if i >= 0 and self.ids[i] not in ex]
-            run[q] = dict(hits[:k])
-        return run
-
     def __repr__(self): return f"DenseRetriever({len(self.ids):,} docs, {self.embedder!r})"
+
+# %% ../nbs/06_retrieval.ipynb #ca75a6fb
+@patch
+def search(self:DenseRetriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:   # noqa: F811
+    "The run of the `k` nearest documents per query (score = cosine); `excluded[qid]` ids never returned."
+    qids = list(_check_queries(queries))
+    if not qids: return {}
+    excluded = excluded or {}
+    extra = max((len(excluded.get(q, ())) for q in qids), default=0)
+    kk = min(len(self.ids), k + extra)
+    S, I = self.index.search(self.embedder.encode([queries[q] for q in qids]), kk)
+    run = {}
+    for q, s, idx in zip(qids, S, I):
+        ex = excluded.get(q, ())
+        hits = [(self.ids[i], float(v)) for v, i in zip(s, idx) if i >= 0 and self.ids[i] not in ex]
+        run[q] = dict(hits[:k])
+    return run
 
 # %% ../nbs/06_retrieval.ipynb #22c78378
 def rrf(runs:list,     # runs to fuse ({qid: {docid: score}}), each ranked by its own scores

@@ -103,7 +103,8 @@ def label(self:LatticeFusion) -> str:
     return f"{self.name}({self.lattice.scorer_label}; {self.fusion_label} with {', '.join(self.config['with'])})"
 
 @patch(as_prop=True)
-def notes(self:LatticeFusion) -> list[str]: return self.lattice.notes    # LATTICE's: the tree's coverage, how its searches ended
+def notes(self:LatticeFusion) -> list[str]:
+    return self.lattice.notes    # LATTICE's: the tree's coverage, how its searches ended
 
 # %% ../../nbs/36b_lattice.plus.ipynb #a06cfeed
 def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})
