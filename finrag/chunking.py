@@ -11,6 +11,7 @@ from pathlib import Path
 import semchunk
 from .core import stable_id, InputError
 from .config import get_settings
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['CHARS_PER_TOKEN', 'Chunk', 'FastTokenizer', 'embedder_tokenizer', 'embedder_window', 'Chunker', 'news_document',
@@ -98,40 +99,47 @@ class Chunker:
                              path=get_settings().path, field="data.chunk_overlap")
         self._chunk = semchunk.chunkerify(self.tokenizer, self.chunk_tokens)
 
-    def n_tokens(self, text:str) -> int:
-        "Tokens of `text` without special tokens."
-        return len(self.tokenizer.encode(text, add_special_tokens=False))
+# %% ../nbs/05_chunking.ipynb #6d5a90c9
+@patch
+def n_tokens(self:Chunker, text:str) -> int:
+    "Tokens of `text` without special tokens."
+    return len(self.tokenizer.encode(text, add_special_tokens=False))
 
-    def n_tokens_many(self, texts:list[str]) -> list[int]:
-        """`n_tokens` of each text, tokenised in one batch where the tokenizer has one (`FastTokenizer.encode_batch`, a
-        fast HF tokenizer)."""
-        if hasattr(self.tokenizer, "encode_batch"):
-            return [len(x) for x in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
-        if getattr(self.tokenizer, "is_fast", False) and texts:
-            return [len(x) for x in self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]]
-        return [self.n_tokens(t) for t in texts]
+@patch
+def n_tokens_many(self:Chunker, texts:list[str]) -> list[int]:
+    """`n_tokens` of each text, tokenised in one batch where the tokenizer has one (`FastTokenizer.encode_batch`, a
+    fast HF tokenizer)."""
+    if hasattr(self.tokenizer, "encode_batch"):
+        return [len(x) for x in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+    if getattr(self.tokenizer, "is_fast", False) and texts:
+        return [len(x) for x in self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]]
+    return [self.n_tokens(t) for t in texts]
 
-    def split(self, text:str) -> list[tuple[int,int]]:
-        "Character spans `(start, end)` of the chunks of `text`, in order."
-        if not text or not text.strip(): return []
-        _, spans = self._chunk(text, offsets=True, overlap=self.overlap or None)
-        return [tuple(s) for s in spans]
+@patch
+def split(self:Chunker, text:str) -> list[tuple[int,int]]:
+    "Character spans `(start, end)` of the chunks of `text`, in order."
+    if not text or not text.strip(): return []
+    _, spans = self._chunk(text, offsets=True, overlap=self.overlap or None)
+    return [tuple(s) for s in spans]
 
-    def __call__(self, doc_id:str, text:str, date=None, source:str="", title:str="") -> list[Chunk]:
-        "Chunk one document into `Chunk`s with stable ids."
+# %% ../nbs/05_chunking.ipynb #4687e2f4
+@patch
+def __call__(self:Chunker, doc_id:str, text:str, date=None, source:str="", title:str="") -> list[Chunk]:
+    "Chunk one document into `Chunk`s with stable ids."
+    if not doc_id: raise InputError("document has no id", field="id")
+    return self.chunk_many([(doc_id, text, date, source, title)])
+
+@patch
+def chunk_many(self:Chunker, docs:list[tuple]) -> list[Chunk]:
+    """Chunk documents (doc_id, text, date, source, title): each split, then every chunk's tokens counted in one
+    batch (`n_tokens_many`)."""
+    spans = []
+    for doc_id, text, *_ in docs:
         if not doc_id: raise InputError("document has no id", field="id")
-        return self.chunk_many([(doc_id, text, date, source, title)])
-
-    def chunk_many(self, docs:list[tuple]) -> list[Chunk]:
-        """Chunk documents (doc_id, text, date, source, title): each split, then every chunk's tokens counted in one
-        batch (`n_tokens_many`)."""
-        spans = []
-        for doc_id, text, *_ in docs:
-            if not doc_id: raise InputError("document has no id", field="id")
-            spans.append(self.split(text))
-        counts = iter(self.n_tokens_many([d[1][s:e] for d, sp in zip(docs, spans) for s, e in sp]))
-        return [Chunk(stable_id(doc_id, s, e, text[s:e]), doc_id, i, text[s:e], s, e, next(counts), date, source, title)
-                for (doc_id, text, date, source, title), sp in zip(docs, spans) for i, (s, e) in enumerate(sp)]
+        spans.append(self.split(text))
+    counts = iter(self.n_tokens_many([d[1][s:e] for d, sp in zip(docs, spans) for s, e in sp]))
+    return [Chunk(stable_id(doc_id, s, e, text[s:e]), doc_id, i, text[s:e], s, e, next(counts), date, source, title)
+            for (doc_id, text, date, source, title), sp in zip(docs, spans) for i, (s, e) in enumerate(sp)]
 
 # %% ../nbs/05_chunking.ipynb #de643f5a
 def news_document(item) -> str:

@@ -52,6 +52,7 @@ def _load_json(path, what):
         raise InputError(f"not valid UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})", path) from None
     except json.JSONDecodeError as e: raise InputError(f"malformed JSON at line {e.lineno}: {e.msg}", path) from None
 
+# %% ../nbs/02b_datasets.ipynb #53b9b72b
 def tatqa_to_beir(json_path,           # a raw TAT-QA file, e.g. tatqa_dataset_dev.json
                   out_dir=None,        # also write BEIR files here
                   split:str="test"     # qrels split name when writing
@@ -165,6 +166,7 @@ def _scifact_csv(src:Path) -> tuple[str, str]:
         if not names: raise InputError(f"no {SCIFACT_CORPUS} in the archive", src)
         return f"{src}!{names[0]}", z.read(names[0]).decode("utf-8-sig", errors="surrogateescape")
 
+# %% ../nbs/02b_datasets.ipynb #e13017e2
 def scifact_to_beir(zip_or_dir,            # scifact.zip, a folder with corpus_train.csv, or the CSV
                     queries_jsonl=None,    # queries: {"_id" or "query_id", "text"} per line
                     qrels_tsv=None,        # BEIR qrels (needs queries_jsonl)

@@ -12,6 +12,7 @@ from .core import InputError, LoadReport
 from .stats import bootstrap_ci, paired_bootstrap_ci
 from .beir import BeirDataset
 from .retrieval import Method, Retriever, get_method, make_retriever
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['evaluate', 'per_query', 'subset_metrics', 'mean_ci', 'paired_diff', 'write_trec_run', 'read_trec_run',
@@ -156,16 +157,18 @@ class RetrievalResult:
 
     def __getitem__(self, key:str): return self.metrics[key] if key in self.metrics else getattr(self, key)
 
-    def to_dict(self) -> dict:
-        "The flat summary (metrics rounded to 4 places, no per-query values or run): `finrag eval retrieval --json`."
-        d = {"dataset": self.dataset, "method": self.method, "preretrieval": self.preretrieval,
-             **{k: round(v, 4) for k, v in self.metrics.items()}, "n_queries": self.n_queries,
-             "build_seconds": round(self.build_seconds, 3), "search_seconds": round(self.search_seconds, 3),
-             "ms_per_query": round(self.ms_per_query, 2)}
-        if self.llm_calls_per_query is not None:
-            cost = ("llm_calls_per_query", "prompt_tokens_per_query", "completion_tokens_per_query")
-            d |= {k: round(getattr(self, k), 2) for k in cost}
-        return d
+# %% ../nbs/06e_evaluation.ipynb #ed518dcf
+@patch
+def to_dict(self:RetrievalResult) -> dict:
+    "The flat summary (metrics rounded to 4 places, no per-query values or run): `finrag eval retrieval --json`."
+    d = {"dataset": self.dataset, "method": self.method, "preretrieval": self.preretrieval,
+         **{k: round(v, 4) for k, v in self.metrics.items()}, "n_queries": self.n_queries,
+         "build_seconds": round(self.build_seconds, 3), "search_seconds": round(self.search_seconds, 3),
+         "ms_per_query": round(self.ms_per_query, 2)}
+    if self.llm_calls_per_query is not None:
+        cost = ("llm_calls_per_query", "prompt_tokens_per_query", "completion_tokens_per_query")
+        d |= {k: round(getattr(self, k), 2) for k in cost}
+    return d
 
 # %% ../nbs/06e_evaluation.ipynb #a718e660
 def _llm_cost(retr) -> dict:
@@ -198,6 +201,7 @@ def _ray_search(retr, method, ds, options:dict, qids:list, batch:int, k:int, exc
         if qs and isinstance(getattr(retr, "query_stats", None), dict): retr.query_stats.update(qs)
     return run
 
+# %% ../nbs/06e_evaluation.ipynb #253639e5
 def _prepare(m:Method, ds:BeirDataset, switch, options:dict) -> tuple:
     """(dataset, options, applied) after the method's dataset transform for the `preretrieval` switch; `InputError` for
     a switch that is on where the method has none."""

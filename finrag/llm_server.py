@@ -6,6 +6,7 @@
 from __future__ import annotations
 import atexit, hashlib, os, importlib, importlib.util, json, re, socket, threading, time, urllib.request
 from dataclasses import dataclass
+from fastcore.basics import patch
 from pathlib import Path
 from .core import InputError, ModelUnavailableError, LLMError, atomic_write, stable_id
 from .config import get_settings
@@ -90,6 +91,7 @@ def _write_sidecar(path:Path, sha:str, cache_dir=None):
     sc = _sidecar(path, cache_dir); sc.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(sc, json.dumps({"path": str(path), **_stat_key(path), "sha256": sha}).encode())
 
+# %% ../nbs/04b_llm_server.ipynb #b22f4f98
 def file_sha256(path, cache_dir=None, progress:bool=False) -> str:
     """SHA-256 (hex) of a file, remembered in a sidecar JSON (size, mtime, inode, hash) so an unchanged file is read
     once, not at every start: the GGUF tiers and the ONNX models (`finrag.model_files.verify_model_folder`) use it."""
@@ -182,6 +184,7 @@ def _http_get(url:str, timeout:float=2.0) -> tuple[int, str]:
 
 _RUNNING: dict = {}   # base URL -> identity of the LocalLLMServers running in this process
 
+# %% ../nbs/04b_llm_server.ipynb #7c4f9a86
 class LocalLLMServer:
     """llama.cpp's OpenAI-compatible server, in-process on a free 127.0.0.1 port, serving a tier's GGUF (default:
     `[models] llm`)."""
@@ -215,77 +218,84 @@ class LocalLLMServer:
         self.start_s: float|None = None    # seconds the last start took (assembly excluded: load + first /health)
         self._srv, self._lock = None, threading.RLock()
 
-    @property
-    def alias(self) -> str:
-        if self._alias: return self._alias
-        m = get_settings().models
-        return m.llm_model if self.model is None else (self.name or self.model)
-
-    def _params(self, path:Path, port:int):
-        import xllamacpp
-        p = xllamacpp.CommonParams()
-        # n_slots sequences decoded together (continuous batching); the KV cache is split per slot, so each gets n_ctx
-        p.model.path = str(path); p.n_ctx = self.n_ctx * self.slots; p.n_parallel = self.slots; p.cont_batching = True
-        p.cpuparams.n_threads = self.n_threads; p.cpuparams_batch.n_threads = self.n_threads
-        p.hostnames = ["127.0.0.1"]; p.port = port; p.verbosity = self.verbosity
-        p.model_alias = {self.alias}; p.endpoint_metrics = True
-        if self.speculative:
-            T = xllamacpp.common_speculative_type
-            if self.speculative == "ngram": p.speculative.types = [T.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
-            else:
-                d = p.speculative.draft
-                p.speculative.types = [T.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
-                d.mparams.path = str(llm_gguf(self.speculative)[1]); d.n_max = 8
-                d.cpuparams.n_threads = d.cpuparams_batch.n_threads = self.n_threads
-        return p
-
-    def start(self) -> str:
-        "Start (once) and wait until ready; the base URL, '.../v1'. `ModelUnavailableError` or `LLMError` on failure."
-        with self._lock:
-            if self._srv is not None: return self.base_url
-            try: import xllamacpp
-            except ImportError: raise ModelUnavailableError(
-                "the local llama.cpp server needs the optional `local-llm` extra: pip install 'finrag[local-llm]' "
-                "(prebuilt for Linux x86-64). Or use any OpenAI-compatible server (Ollama, LM Studio, llama.cpp's "
-                "llama-server): set "
-                "FINRAG_LLM_BASE_URL, FINRAG_LLM_MODEL (and FINRAG_LLM_API_KEY)") from None
-            self.name, path, sha = llm_gguf(self.model)
-            self.model_path, self.identity = path, f"{self.name}@sha256:{sha[:16]}"
-            t0, err = time.perf_counter(), None
-            for _ in range(3):   # the free port can be taken between free_port() and the bind
-                try: srv = xllamacpp.Server(self._params(path, free_port())); break
-                except RuntimeError as e: err = e
-            else: raise LLMError(f"llama.cpp could not serve {path} (n_ctx={self.n_ctx}): {err}; "
-                                 "LocalLLMServer(verbosity=3) shows its log")
-            root = srv.listening_address.rstrip("/")
-            deadline = time.monotonic() + self.start_timeout
-            while _http_get(root + "/health")[0] != 200:
-                if time.monotonic() > deadline:
-                    del srv
-                    raise LLMError(f"the local llama.cpp server at {root} did not become ready within "
-                                   f"{self.start_timeout:g}s")
-                time.sleep(0.05)
-            self._srv, self.base_url, self.start_s = srv, root + "/v1", time.perf_counter() - t0
-            _RUNNING[self.base_url] = self.identity
-            return self.base_url
-
-    def stop(self):
-        "Shut the server down (idempotent)."
-        with self._lock:
-            srv, self._srv, self.base_url = self._srv, None, None
-            _RUNNING.pop(self.base_url if srv is None else srv.listening_address.rstrip("/") + "/v1", None)
-            del srv   # the last reference: xllamacpp stops its threads and frees the model
-
-    def metrics(self) -> dict:
-        "The server's Prometheus counters (`/metrics`): {name without 'llamacpp:': float}, e.g. tokens_predicted_total."
-        if self.base_url is None: raise LLMError("the local LLM server is not running")
-        code, text = _http_get(self.base_url[:-3] + "/metrics")
-        if code != 200: raise LLMError(f"{self.base_url[:-3]}/metrics answered {code or text}")
-        return {k.split(":", 1)[1]: float(v) for k, v in re.findall(r"^(llamacpp:\S+) (\S+)$", text, re.M)}
-
     def __enter__(self): self.start(); return self
     def __exit__(self, *exc): self.stop()
     def __repr__(self): return f"LocalLLMServer({self.alias!r}, {self.base_url or 'stopped'})"
+
+# %% ../nbs/04b_llm_server.ipynb #2e0b63d4
+@patch(as_prop=True)
+def alias(self:LocalLLMServer) -> str:
+    if self._alias: return self._alias
+    m = get_settings().models
+    return m.llm_model if self.model is None else (self.name or self.model)
+
+@patch
+def _params(self:LocalLLMServer, path:Path, port:int):
+    import xllamacpp
+    p = xllamacpp.CommonParams()
+    # n_slots sequences decoded together (continuous batching); the KV cache is split per slot, so each gets n_ctx
+    p.model.path = str(path); p.n_ctx = self.n_ctx * self.slots; p.n_parallel = self.slots; p.cont_batching = True
+    p.cpuparams.n_threads = self.n_threads; p.cpuparams_batch.n_threads = self.n_threads
+    p.hostnames = ["127.0.0.1"]; p.port = port; p.verbosity = self.verbosity
+    p.model_alias = {self.alias}; p.endpoint_metrics = True
+    if self.speculative:
+        T = xllamacpp.common_speculative_type
+        if self.speculative == "ngram": p.speculative.types = [T.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+        else:
+            d = p.speculative.draft
+            p.speculative.types = [T.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+            d.mparams.path = str(llm_gguf(self.speculative)[1]); d.n_max = 8
+            d.cpuparams.n_threads = d.cpuparams_batch.n_threads = self.n_threads
+    return p
+
+# %% ../nbs/04b_llm_server.ipynb #2d41b554
+@patch
+def start(self:LocalLLMServer) -> str:
+    "Start (once) and wait until ready; the base URL, '.../v1'. `ModelUnavailableError` or `LLMError` on failure."
+    with self._lock:
+        if self._srv is not None: return self.base_url
+        try: import xllamacpp
+        except ImportError: raise ModelUnavailableError(
+            "the local llama.cpp server needs the optional `local-llm` extra: pip install 'finrag[local-llm]' "
+            "(prebuilt for Linux x86-64). Or use any OpenAI-compatible server (Ollama, LM Studio, llama.cpp's "
+            "llama-server): set "
+            "FINRAG_LLM_BASE_URL, FINRAG_LLM_MODEL (and FINRAG_LLM_API_KEY)") from None
+        self.name, path, sha = llm_gguf(self.model)
+        self.model_path, self.identity = path, f"{self.name}@sha256:{sha[:16]}"
+        t0, err = time.perf_counter(), None
+        for _ in range(3):   # the free port can be taken between free_port() and the bind
+            try: srv = xllamacpp.Server(self._params(path, free_port())); break
+            except RuntimeError as e: err = e
+        else: raise LLMError(f"llama.cpp could not serve {path} (n_ctx={self.n_ctx}): {err}; "
+                             "LocalLLMServer(verbosity=3) shows its log")
+        root = srv.listening_address.rstrip("/")
+        deadline = time.monotonic() + self.start_timeout
+        while _http_get(root + "/health")[0] != 200:
+            if time.monotonic() > deadline:
+                del srv
+                raise LLMError(f"the local llama.cpp server at {root} did not become ready within "
+                               f"{self.start_timeout:g}s")
+            time.sleep(0.05)
+        self._srv, self.base_url, self.start_s = srv, root + "/v1", time.perf_counter() - t0
+        _RUNNING[self.base_url] = self.identity
+        return self.base_url
+
+# %% ../nbs/04b_llm_server.ipynb #108f8786
+@patch
+def stop(self:LocalLLMServer):
+    "Shut the server down (idempotent)."
+    with self._lock:
+        srv, self._srv, self.base_url = self._srv, None, None
+        _RUNNING.pop(self.base_url if srv is None else srv.listening_address.rstrip("/") + "/v1", None)
+        del srv   # the last reference: xllamacpp stops its threads and frees the model
+
+@patch
+def metrics(self:LocalLLMServer) -> dict:
+    "The server's Prometheus counters (`/metrics`): {name without 'llamacpp:': float}, e.g. tokens_predicted_total."
+    if self.base_url is None: raise LLMError("the local LLM server is not running")
+    code, text = _http_get(self.base_url[:-3] + "/metrics")
+    if code != 200: raise LLMError(f"{self.base_url[:-3]}/metrics answered {code or text}")
+    return {k.split(":", 1)[1]: float(v) for k, v in re.findall(r"^(llamacpp:\S+) (\S+)$", text, re.M)}
 
 # %% ../nbs/04b_llm_server.ipynb #8b5a4cd8
 _LOCAL: LocalLLMServer|None = None

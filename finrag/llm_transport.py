@@ -33,6 +33,7 @@ def answer_char_cap(max_tokens:int|None) -> int|None:
     a server that ignores `max_tokens` is refused either way."""
     return ANSWER_CHARS_PER_TOKEN * int(max_tokens) if max_tokens else None
 
+# %% ../nbs/04a_llm_transport.ipynb #4ce6c240
 class _BadBody(Exception):
     "HTTP 200 whose body is not an OpenAI chat completion (malformed JSON, an HTML page, a broken stream)."
     def __init__(self, ctype:str|None, head:bytes): self.ctype, self.head = ctype or "no content type", head
@@ -57,6 +58,7 @@ def _retry_after(e:BaseException) -> float|None:
     try: return max(0.0, email.utils.parsedate_to_datetime(v).timestamp() - time.time())
     except (TypeError, ValueError, IndexError): return None
 
+# %% ../nbs/04a_llm_transport.ipynb #9227ab55
 def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), deadline:float|None=None,
                left:float|None=None) -> LLMError:
     "An `LLMError` that says what failed, where (credentials redacted), after how many attempts, and what to check."
@@ -96,6 +98,7 @@ def _llm_error(e:Exception, url:str, timeout:float, attempts:int, secrets=(), de
     err.status_code = getattr(e, "status_code", None)
     return err
 
+# %% ../nbs/04a_llm_transport.ipynb #616a595e
 def _check_url(url:str) -> str:
     """`url` when it is an http(s) URL with a host, else `InputError` (field FINRAG_LLM_BASE_URL) naming it
     (credentials redacted)."""
@@ -136,6 +139,7 @@ def _num(x) -> float:
         raise _BadLogprobs(repr(x)[:40])
     return float(x)
 
+# %% ../nbs/04a_llm_transport.ipynb #791decf6
 def _token_logprobs(choice:dict) -> list|None:
     """[[token, logprob, [[alternative, logprob], ...]], ...] of a choice (a JSON dict), None when the server sent no
     logprobs; `_BadLogprobs` when they are not OpenAI's shape (`choices[0].logprobs.content[i]` = {token: str, logprob:
@@ -206,6 +210,7 @@ class _Watchdog:
         self._prev = getattr(_ATTEMPT, "watch", None); _ATTEMPT.watch = self; self._timer.start(); return self
     def __exit__(self, *exc): self._timer.cancel(); _ATTEMPT.watch = self._prev
 
+# %% ../nbs/04a_llm_transport.ipynb #927f0b62
 class _WatchedStream(httpcore2.NetworkStream):
     "An httpcore network stream that reports its socket to this thread's `_Watchdog` before each read and write."
     def __init__(self, stream): self._s = stream
@@ -226,6 +231,7 @@ class _WatchedBackend(httpcore2.NetworkBackend):
     def connect_unix_socket(self, *a, **kw): return self._wrap(self._b.connect_unix_socket(*a, **kw))
     def sleep(self, seconds): return self._b.sleep(seconds)
 
+# %% ../nbs/04a_llm_transport.ipynb #5365a750
 def _watch(http_client) -> bool:
     """Route the sockets of an `httpx2.Client`'s connection pools through `_WatchedBackend`; False when it has no pool
     to hook (a custom transport)."""
@@ -253,6 +259,7 @@ def _sse_lines(resp, end:float, cap:int):
             for l in lines: yield l.rstrip(b"\r").decode("utf-8", "replace")
     if buf: yield buf.rstrip(b"\r").decode("utf-8", "replace")
 
+# %% ../nbs/04a_llm_transport.ipynb #9330063d
 def _read_stream(resp, end:float, t0:float, on_token, cap:int=8_000_000, max_tokens:int|None=None) -> dict:
     """Read OpenAI server-sent events until `[DONE]` (or `end`, or `cap` bytes, or more than
     `answer_char_cap(max_tokens)` characters of text), passing each content piece to `on_token`; a completion-shaped

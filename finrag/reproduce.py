@@ -43,6 +43,7 @@ def _strings(x):
     elif isinstance(x, dict): yield from (s for kv in x.items() for v in kv for s in _strings(v))
     elif isinstance(x, list): yield from (s for v in x for s in _strings(v))
 
+# %% ../nbs/09_reproduce.ipynb #1a718a80
 def _param(kv:str):
     """(key, value) of one `-p key=value`: the value as JSON, else the string; too long, too deep, not finite or not
     UTF-8 text → `InputError`."""

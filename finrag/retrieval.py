@@ -12,6 +12,7 @@ import numpy as np
 from .core import InputError, atomic_write
 from .models import default_embedder
 from .config import get_settings
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['TOKEN_PATTERN', 'METHODS', 'TRANSFORMS', 'doc_text', 'Retriever', 'BM25Retriever', 'corpus_hash',
@@ -84,28 +85,32 @@ class BM25Retriever:
         else: self.bm25.vocab_dict = {}          # no index term (bm25s cannot index that): nothing matches
         self.pos = {d: i for i, d in enumerate(self.ids)}
 
-    def tokenize(self, text:str) -> list[str]:
-        "The index terms of `text` (lower-cased, stop words removed, stemmed)."
-        import bm25s
-        return bm25s.tokenize([text], stopwords=self._stop, stemmer=self._stem, token_pattern=self.token_pattern,
-                              return_ids=False, show_progress=False)[0]
-
-    def scores(self, query:str) -> np.ndarray:
-        "(n_docs,) float32 BM25 scores of every document, in corpus order (zeros when no query term is indexed)."
-        terms = [t for t in self.tokenize(query) if t in self.bm25.vocab_dict]
-        if not terms: return np.zeros(len(self.ids), dtype=np.float32)
-        return self.bm25.get_scores(terms)
-
-    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
-        "The run of the best `k` documents per query with a positive score; `excluded[qid]` ids never returned."
-        run = {}
-        for q, text in _check_queries(queries).items():
-            drop = [self.pos[d] for d in (excluded or {}).get(q, ()) if d in self.pos]
-            s = self.scores(text)
-            run[q] = {self.ids[i]: float(s[i]) for i in _top_k(s, k, drop, min_score=0.0)}
-        return run
-
     def __repr__(self): return f"BM25Retriever({len(self.ids):,} docs, k1={self.k1}, b={self.b})"
+
+# %% ../nbs/06_retrieval.ipynb #a8c2c26e
+@patch
+def tokenize(self:BM25Retriever, text:str) -> list[str]:
+    "The index terms of `text` (lower-cased, stop words removed, stemmed)."
+    import bm25s
+    return bm25s.tokenize([text], stopwords=self._stop, stemmer=self._stem, token_pattern=self.token_pattern,
+                          return_ids=False, show_progress=False)[0]
+
+@patch
+def scores(self:BM25Retriever, query:str) -> np.ndarray:
+    "(n_docs,) float32 BM25 scores of every document, in corpus order (zeros when no query term is indexed)."
+    terms = [t for t in self.tokenize(query) if t in self.bm25.vocab_dict]
+    if not terms: return np.zeros(len(self.ids), dtype=np.float32)
+    return self.bm25.get_scores(terms)
+
+@patch
+def search(self:BM25Retriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
+    "The run of the best `k` documents per query with a positive score; `excluded[qid]` ids never returned."
+    run = {}
+    for q, text in _check_queries(queries).items():
+        drop = [self.pos[d] for d in (excluded or {}).get(q, ()) if d in self.pos]
+        s = self.scores(text)
+        run[q] = {self.ids[i]: float(s[i]) for i in _top_k(s, k, drop, min_score=0.0)}
+    return run
 
 # %% ../nbs/06_retrieval.ipynb #3aadf807
 def corpus_hash(corpus:dict) -> str:
@@ -174,22 +179,24 @@ class DenseRetriever:
         self.index = faiss.IndexFlatIP(self.vectors.shape[1])
         self.index.add(self.vectors)
 
-    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
-        "The run of the `k` nearest documents per query (score = cosine); `excluded[qid]` ids never returned."
-        qids = list(_check_queries(queries))
-        if not qids: return {}
-        excluded = excluded or {}
-        extra = max((len(excluded.get(q, ())) for q in qids), default=0)
-        kk = min(len(self.ids), k + extra)
-        S, I = self.index.search(self.embedder.encode([queries[q] for q in qids]), kk)
-        run = {}
-        for q, s, idx in zip(qids, S, I):
-            ex = excluded.get(q, ())
-            hits = [(self.ids[i], float(v)) for v, i in zip(s, idx) if i >= 0 and self.ids[i] not in ex]
-            run[q] = dict(hits[:k])
-        return run
-
     def __repr__(self): return f"DenseRetriever({len(self.ids):,} docs, {self.embedder!r})"
+
+# %% ../nbs/06_retrieval.ipynb #ca75a6fb
+@patch
+def search(self:DenseRetriever, queries:dict, k:int=100, excluded:dict|None=None) -> dict:   # noqa: F811
+    "The run of the `k` nearest documents per query (score = cosine); `excluded[qid]` ids never returned."
+    qids = list(_check_queries(queries))
+    if not qids: return {}
+    excluded = excluded or {}
+    extra = max((len(excluded.get(q, ())) for q in qids), default=0)
+    kk = min(len(self.ids), k + extra)
+    S, I = self.index.search(self.embedder.encode([queries[q] for q in qids]), kk)
+    run = {}
+    for q, s, idx in zip(qids, S, I):
+        ex = excluded.get(q, ())
+        hits = [(self.ids[i], float(v)) for v, i in zip(s, idx) if i >= 0 and self.ids[i] not in ex]
+        run[q] = dict(hits[:k])
+    return run
 
 # %% ../nbs/06_retrieval.ipynb #22c78378
 def rrf(runs:list,     # runs to fuse ({qid: {docid: score}}), each ranked by its own scores

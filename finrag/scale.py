@@ -81,6 +81,7 @@ def _worker_env(secrets_file:str|None=None) -> tuple[dict, dict]:
     if secrets_file: env["FINRAG_SECRETS_FILE"] = secrets_file
     return env, secrets
 
+# %% ../nbs/06b_scale.ipynb #1a1096b4
 def _alive(pid:int) -> bool:
     try: os.kill(pid, 0)
     except ProcessLookupError: return False
@@ -103,6 +104,7 @@ def _sweep_secrets(folder=None) -> list:
         except OSError: pass
     return gone
 
+# %% ../nbs/06b_scale.ipynb #f373415d
 def _write_secrets(secrets:dict, folder=None) -> str|None:
     """A 0600 JSON file `finrag-secrets-<pid>-*.json` (mkstemp: created by this user only) holding `secrets`, or None
     when there are none; stale ones are swept first (`_sweep_secrets`)."""
@@ -113,6 +115,7 @@ def _write_secrets(secrets:dict, folder=None) -> str|None:
     with os.fdopen(fd, "w") as f: json.dump(secrets, f)
     return path
 
+# %% ../nbs/06b_scale.ipynb #0f976516
 @contextlib.contextmanager
 def _secrets_file(secrets:dict, folder=None):
     """The path of `_write_secrets(secrets)` (None when there are none), removed on every exit path this process sees:
@@ -141,6 +144,7 @@ def _secrets_file(secrets:dict, folder=None):
         for sig, prev in old.items():
             if signal.getsignal(sig) is on_signal: signal.signal(sig, prev)
 
+# %% ../nbs/06b_scale.ipynb #e522a36f
 @contextlib.contextmanager
 def _loopback(ray):
     """Ray's own switch for a loopback-only node (its default on macOS and Windows), held while a local cluster runs:
@@ -164,6 +168,7 @@ def _load_secrets():
     if p and os.path.isfile(p):
         with open(p) as f: os.environ.update(json.load(f))
 
+# %% ../nbs/06b_scale.ipynb #8b343f0c
 @contextlib.contextmanager
 def ray_cluster(address:str|None=None,  # a cluster (`host:port`, `ray://host:10001`, 'auto'); None: a new local one
                 num_cpus:int|None=None, # CPUs of a local cluster (None: all of this machine's)
@@ -188,10 +193,11 @@ def ray_cluster(address:str|None=None,  # a cluster (`host:port`, `ray://host:10
         try: yield ray
         finally: ray.shutdown()
 
+# %% ../nbs/06b_scale.ipynb #ccd03c7e
 def _init_within(ray, timeout:float, **kw):
     "`ray.init(**kw)`, given up after `timeout` seconds with one line naming the address (Ray retries for minutes)."
     import threading
-    from .core import FinragError
+    from finrag.core import FinragError
     err, done = [], threading.Event()
     def go():
         try: ray.init(**kw)

@@ -13,6 +13,7 @@ from .config import get_settings
 
 _log = logging.getLogger(__name__)
 from .models import hub_errors, hub_offline, resolve_model_path
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['LM_RHO', 'SentimentScore', 'lm_probabilities', 'LMSentiment', 'FinBertSentiment', 'get_sentiment']
@@ -99,18 +100,20 @@ class FinBertSentiment:
         self._order = [idx["positive"], idx["negative"], idx["neutral"]]
         self.batch_size, self.max_length = batch_size, max_length
 
-    def batch(self, texts) -> list[SentimentScore]:
-        "One `SentimentScore` per text."
-        import torch
-        texts, out = list(texts), []
-        for i in range(0, len(texts), self.batch_size):
-            enc = self.tokenizer(texts[i:i+self.batch_size], padding=True, truncation=True,
-                                 max_length=min(self.max_length, self.tokenizer.model_max_length), return_tensors="pt")
-            with torch.inference_mode(): p = self.model(**enc).logits.float().softmax(-1)[:, self._order].tolist()
-            out += [SentimentScore(*r) for r in p]
-        return out
-
     def __call__(self, text:str) -> SentimentScore: return self.batch([text])[0]
+
+# %% ../nbs/03c_sentiment.ipynb #087d1542
+@patch
+def batch(self:FinBertSentiment, texts) -> list[SentimentScore]:
+    "One `SentimentScore` per text."
+    import torch
+    texts, out = list(texts), []
+    for i in range(0, len(texts), self.batch_size):
+        enc = self.tokenizer(texts[i:i+self.batch_size], padding=True, truncation=True,
+                             max_length=min(self.max_length, self.tokenizer.model_max_length), return_tensors="pt")
+        with torch.inference_mode(): p = self.model(**enc).logits.float().softmax(-1)[:, self._order].tolist()
+        out += [SentimentScore(*r) for r in p]
+    return out
 
 # %% ../nbs/03c_sentiment.ipynb #a3acbf54
 @lru_cache(maxsize=None)

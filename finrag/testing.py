@@ -8,6 +8,7 @@ import atexit, http.server, json, os, subprocess, sys, threading, time
 from pathlib import Path
 from .core import FinragError
 from dataclasses import dataclass, field
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['FAULT_MODES', 'THREE_TOPIC_DOCS', 'completion', 'Reply', 'fault_reply', 'FakeLLMServer', 'ScriptedJSONLLM',
@@ -100,6 +101,7 @@ def _sse(body:dict, chunk:int) -> bytes:
     ev.append({**base, "choices": [], "usage": body.get("usage")})
     return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in ev) + b"data: [DONE]\n\n"
 
+# %% ../nbs/07_testing.ipynb #d3ad573b
 class FakeLLMServer:
     "A scripted OpenAI-compatible chat-completions server on 127.0.0.1, in a thread of this process (see above)."
     def __init__(self, script="ok",   # fault-mode name | Reply | [Reply, ...] | fn(body, n) -> Reply | (status, body)
@@ -122,55 +124,60 @@ class FakeLLMServer:
         self.httpd.daemon_threads = True
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True); self._thread.start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def _handle(self, h):
-        raw = h.rfile.read(int(h.headers.get("Content-Length") or 0))
-        try: body = json.loads(raw or b"{}")
-        except ValueError: body = {"_raw": raw.decode("utf-8", "replace")}
-        with self._lock:
-            self.bodies.append(body); self.headers.append(dict(h.headers)); n = len(self.bodies)
-            self.active += 1; self.max_concurrent = max(self.max_concurrent, self.active)
-        done = []
-        def finish():                      # once: the request is no longer being answered
-            if not done:
-                done.append(True)
-                with self._lock: self.active -= 1
-        try: self._answer(h, body, n, finish)
-        finally: finish()
-
-    def _answer(self, h, body, n, finish=lambda: None):
-        r = self.reply(body, n)
-        if isinstance(r, tuple): r = Reply(*r)
-        time.sleep(r.delay_s)
-        data, ctype = r.payload(), r.content_type
-        if body.get("stream") and r.status == 200 and isinstance(r.body, dict) and "choices" in r.body:
-            data, ctype = _sse(r.body, self.stream_chunk), "text/event-stream"
-        head = [f"HTTP/1.1 {r.status} {http.HTTPStatus(r.status).phrase}", f"Content-Type: {ctype}",
-                "Connection: close" if r.trickle else f"Content-Length: {len(data)}",
-                *(f"{k}: {v}" for k, v in r.headers.items())]
-        head = ("\r\n".join(head) + "\r\n\r\n").encode()
-        if r.trickle: h.close_connection = True
-        try:
-            for part, pace in ((head, r.header_drip_s), (data, r.drip_s)):
-                # before the body: a client holding its answer is never still counted in `active`
-                if part is data and pace == 0 and not r.trickle: finish()
-                if pace > 0:
-                    for i in range(len(part)): h.wfile.write(part[i:i+1]); h.wfile.flush(); time.sleep(pace)
-                else: h.wfile.write(part); h.wfile.flush()
-            if r.trickle:
-                size, every = r.trickle; stop = time.monotonic() + 120
-                while time.monotonic() < stop: h.wfile.write(b"x" * size); h.wfile.flush(); time.sleep(every)
-        except OSError: pass    # the client gave up (broken pipe, reset): that is what a drip test wants
-
-    @property
-    def n_requests(self) -> int: return len(self.bodies)
-
-    def close(self):
-        "Stop serving and free the port (idempotent)."
-        if self.httpd is not None: self.httpd.shutdown(); self.httpd.server_close(); self.httpd = None
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
     def __repr__(self): return f"FakeLLMServer({self.url}, {self.n_requests} requests)"
+
+# %% ../nbs/07_testing.ipynb #930c2be1
+@patch
+def _handle(self:FakeLLMServer, h):
+    raw = h.rfile.read(int(h.headers.get("Content-Length") or 0))
+    try: body = json.loads(raw or b"{}")
+    except ValueError: body = {"_raw": raw.decode("utf-8", "replace")}
+    with self._lock:
+        self.bodies.append(body); self.headers.append(dict(h.headers)); n = len(self.bodies)
+        self.active += 1; self.max_concurrent = max(self.max_concurrent, self.active)
+    done = []
+    def finish():                      # once: the request is no longer being answered
+        if not done:
+            done.append(True)
+            with self._lock: self.active -= 1
+    try: self._answer(h, body, n, finish)
+    finally: finish()
+
+@patch(as_prop=True)
+def n_requests(self:FakeLLMServer) -> int: return len(self.bodies)
+
+@patch
+def close(self:FakeLLMServer):
+    "Stop serving and free the port (idempotent)."
+    if self.httpd is not None: self.httpd.shutdown(); self.httpd.server_close(); self.httpd = None
+
+# %% ../nbs/07_testing.ipynb #b7af1422
+@patch
+def _answer(self:FakeLLMServer, h, body, n, finish=lambda: None):
+    r = self.reply(body, n)
+    if isinstance(r, tuple): r = Reply(*r)
+    time.sleep(r.delay_s)
+    data, ctype = r.payload(), r.content_type
+    if body.get("stream") and r.status == 200 and isinstance(r.body, dict) and "choices" in r.body:
+        data, ctype = _sse(r.body, self.stream_chunk), "text/event-stream"
+    head = [f"HTTP/1.1 {r.status} {http.HTTPStatus(r.status).phrase}", f"Content-Type: {ctype}",
+            "Connection: close" if r.trickle else f"Content-Length: {len(data)}",
+            *(f"{k}: {v}" for k, v in r.headers.items())]
+    head = ("\r\n".join(head) + "\r\n\r\n").encode()
+    if r.trickle: h.close_connection = True
+    try:
+        for part, pace in ((head, r.header_drip_s), (data, r.drip_s)):
+            # before the body: a client holding its answer is never still counted in `active`
+            if part is data and pace == 0 and not r.trickle: finish()
+            if pace > 0:
+                for i in range(len(part)): h.wfile.write(part[i:i+1]); h.wfile.flush(); time.sleep(pace)
+            else: h.wfile.write(part); h.wfile.flush()
+        if r.trickle:
+            size, every = r.trickle; stop = time.monotonic() + 120
+            while time.monotonic() < stop: h.wfile.write(b"x" * size); h.wfile.flush(); time.sleep(every)
+    except OSError: pass    # the client gave up (broken pipe, reset): that is what a drip test wants
 
 # %% ../nbs/07_testing.ipynb #64a29b4f
 class ScriptedJSONLLM:

@@ -89,6 +89,8 @@ def machine() -> dict:
     return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
             "torch": v("torch"), "sentence_transformers": v("sentence-transformers"), "onnxruntime": v("onnxruntime"),
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+# %% ../nbs/06c_train.ipynb #572a3747
 def source_rows(sources,              # names (see `training_source`) or {name: BeirDataset}
                 root=None,
                 queries:int|dict|None=None, # queries per source at most (seeded sample; int or {source: n}); None = all
@@ -131,6 +133,7 @@ def _record(out_dir:Path, kind:str, recipe:dict, per:dict, n:int, seconds:float,
 def _weights(out_dir:Path) -> Path|None:
     return next((out_dir/f for f in ("model.safetensors", "pytorch_model.bin") if (out_dir/f).is_file()), None)
 
+# %% ../nbs/06c_train.ipynb #e12a12b7
 def _read_json(f:Path, what:str) -> dict:
     "A JSON record finrag wrote; `InputError` naming the file when it is unreadable or not an object."
     try: d = json.loads(f.read_text())
@@ -180,6 +183,8 @@ class TrainRecipe:
         keys = ("sources", "queries", "base_model", "n_neg", "depth", "relative_margin", "window", "max_length",
                 "epochs", "lr", "batch_size", "warmup_ratio", "seed", "loss")
         return {k: r[k] for k in keys if not (k == "window" and self.loss == "mnrl")}
+
+# %% ../nbs/06c_train.ipynb #c9fcfde6
 CROSS_ENCODER_RECIPE = TrainRecipe("bce")   # data/models/ce-minilm-fin-int8's recipe (its finrag_train.json)
 BI_ENCODER_RECIPE = TrainRecipe("mnrl", n_neg=1, window=None, max_length=256, lr=2e-5, batch_size=32)
 def _recipe(recipe, default, sources, overrides:dict, where:str) -> TrainRecipe:
@@ -264,6 +269,7 @@ class _Run:
     def __exit__(self, *a):
         if self.lock.is_locked: self.lock.release()
 
+# %% ../nbs/06c_train.ipynb #f628abf5
 def _train_args(cls, run:_Run, R:TrainRecipe, steps:int, save_steps:int, progress:bool, **kw):
     return cls(output_dir=str(run.ck), num_train_epochs=R.epochs, per_device_train_batch_size=R.batch_size,
                learning_rate=R.lr, warmup_steps=int(R.warmup_ratio*steps), seed=R.seed, data_seed=R.seed,

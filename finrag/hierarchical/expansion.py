@@ -103,6 +103,7 @@ def _stop_words() -> frozenset:
 
 _PROPER = re.compile(r"[A-Z][\w&.'’/-]*(?:\s+(?:of\s+|&\s+)?[A-Z][\w&.'’/-]*)*")
 
+# %% ../../nbs/22_hierarchical.expansion.ipynb #47ffa5f4
 def keywords_fallback(query:str,                   # the raw query
                       idf:dict|None=None,          # corpus IDF (`corpus_idf`); None = no rare-word keywords
                       glossary:Glossary|None=None,

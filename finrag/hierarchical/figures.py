@@ -25,6 +25,7 @@ def _paired(rep:dict, m:str, c:str, base:str="stage1") -> tuple:
         return p["mean_b"], p["mean_a"] - p["ci_high"], p["mean_a"] - p["ci_low"], p["n"], p["mean_a"]
     return (math.nan,) * 5
 
+# %% ../../nbs/27a_hierarchical.figures.ipynb #eb9cd1ea
 def p2_table(env:dict,             # the cross-encoder study's envelope (`report_ndcg@20`) or a P2 experiment's own
              shipped:str|None=None, # the series that ships (stage 2's key, or 'stage1'); None: the envelope's `chosen`
              metric:str="ndcg@20") -> pd.DataFrame:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from ..core import InputError, Timings, data_dir
 from ..data import iter_table_rows
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PreRetrievalReport', 'report_add', 'fmt_decimal', 'normalize_units', 'GlossaryEntry', 'Glossary', 'get_glossary',
@@ -71,6 +72,7 @@ def fmt_decimal(d:Decimal) -> str:
     s = format(d, "f")
     return s.rstrip("0").rstrip(".") if "." in s else s
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #017cf973
 def _unit_kind(u:str|None) -> tuple[str|None, int]:
     "(canonical unit, power of ten to apply) of a unit token."
     if not u: return None, 0
@@ -123,6 +125,7 @@ def _kind(cur, unit) -> str|None:
     if cur or u in ("usd", "eur", "gbp", "jpy"): return "money"
     return u
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #da931ffc
 def _range(m:re.Match) -> str:
     g = m.groupdict()
     k1, k2 = _kind(g["c1"], g["u1"]), _kind(g["c2"], g["u2"])
@@ -150,6 +153,7 @@ def _fiscal(text:str) -> str:
     text = _FY.sub(lambda m: f"fiscal year {_YY(m['y'])}", text)
     return _FISCAL.sub(lambda m: f"fiscal year {m['y']}", text)
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #c659aa86
 def normalize_units(text:str) -> str:
     """Every amount as `<plain number>[ <unit>]` (unit: usd|eur|gbp|jpy|percent|percentage points); see the table
     above. Idempotent."""
@@ -177,6 +181,7 @@ def _glossary_pattern(entries) -> re.Pattern:
         alts.append(a)
     return re.compile(r"(?<![\w&/-])(?:" + "|".join(alts) + r")(?![\w&/-])")
 
+# %% ../../nbs/21_hierarchical.normalize.ipynb #fea9b74a
 class Glossary:
     "Abbreviation → expansion (`data/glossary_finance.csv`); `expand(text)` appends expansions after abbreviations."
     def __init__(self, entries:list[GlossaryEntry], path=None):
@@ -207,33 +212,37 @@ class Glossary:
     def __len__(self): return len(self.entries)
     def __repr__(self): return f"Glossary({len(self)} entries from {self.path})"
 
-    def lookup(self, token:str) -> GlossaryEntry|None:
-        "The entry for `token` as written in a text (case rules and a plural `s` applied), or None."
-        e = self._cs.get(token) or self._ci.get(token.lower())
-        if e is None and token.endswith("s") and len(token) > 3:
-            e = self._ci.get(token[:-1].lower())
-            if e is not None and not (e.abbreviation.isalpha() and len(e.abbreviation) >= 3): e = None
-        return e
+# %% ../../nbs/21_hierarchical.normalize.ipynb #7a8bb5e4
+@patch
+def lookup(self:Glossary, token:str) -> GlossaryEntry|None:
+    "The entry for `token` as written in a text (case rules and a plural `s` applied), or None."
+    e = self._cs.get(token) or self._ci.get(token.lower())
+    if e is None and token.endswith("s") and len(token) > 3:
+        e = self._ci.get(token[:-1].lower())
+        if e is not None and not (e.abbreviation.isalpha() and len(e.abbreviation) >= 3): e = None
+    return e
 
-    def find(self, text:str) -> list[GlossaryEntry]:
-        "The entries whose abbreviation occurs in `text`, in order of first occurrence, each once."
-        out = []
-        for m in self._re.finditer(text):
-            e = self.lookup(m.group(0))
-            if e is not None and e not in out: out.append(e)
-        return out
+@patch
+def find(self:Glossary, text:str) -> list[GlossaryEntry]:
+    "The entries whose abbreviation occurs in `text`, in order of first occurrence, each once."
+    out = []
+    for m in self._re.finditer(text):
+        e = self.lookup(m.group(0))
+        if e is not None and e not in out: out.append(e)
+    return out
 
-    def expand(self, text:str, report:PreRetrievalReport|None=None) -> str:
-        "`text` with ' (expansion)' after each abbreviation not already next to its expansion; idempotent."
-        def rep(m):
-            e, s = self.lookup(m.group(0)), m.string
-            if e is None: return m.group(0)
-            x = e.expansion.lower()
-            if s[m.end():m.end()+len(x)+3].lower() == f" ({x})" or x in s[max(0, m.start()-len(x)-3):m.start()].lower():
-                return m.group(0)
-            report_add(report, "abbreviations.expanded")
-            return f"{m.group(0)} ({e.expansion})"
-        return self._re.sub(rep, text)
+@patch
+def expand(self:Glossary, text:str, report:PreRetrievalReport|None=None) -> str:
+    "`text` with ' (expansion)' after each abbreviation not already next to its expansion; idempotent."
+    def rep(m):
+        e, s = self.lookup(m.group(0)), m.string
+        if e is None: return m.group(0)
+        x = e.expansion.lower()
+        if s[m.end():m.end()+len(x)+3].lower() == f" ({x})" or x in s[max(0, m.start()-len(x)-3):m.start()].lower():
+            return m.group(0)
+        report_add(report, "abbreviations.expanded")
+        return f"{m.group(0)} ({e.expansion})"
+    return self._re.sub(rep, text)
 
 # %% ../../nbs/21_hierarchical.normalize.ipynb #bb0d760a
 @lru_cache(maxsize=4)
@@ -290,23 +299,26 @@ class TypoCorrector:
         "Edit budget: 0 under 4 letters, 1 for 4–7, 2 from 8."
         return 0 if len(word) < 4 else 1 if len(word) < 8 else 2
 
-    def correct_word(self, word:str) -> str:
-        "The correction of one word, or the word itself."
-        from symspellpy import Verbosity
-        d, low = self.max_distance(word), word.lower()
-        if d == 0 or any(c.isupper() for c in word[1:]) or low in self.protected or low in self.known: return word
-        hits = self.sym.lookup(low, Verbosity.CLOSEST, max_edit_distance=d)
-        if not hits: return word
-        best = hits[0].term
-        return best[:1].upper() + best[1:] if word[:1].isupper() else best
+# %% ../../nbs/21_hierarchical.normalize.ipynb #ebfb67fe
+@patch
+def correct_word(self:TypoCorrector, word:str) -> str:
+    "The correction of one word, or the word itself."
+    from symspellpy import Verbosity
+    d, low = self.max_distance(word), word.lower()
+    if d == 0 or any(c.isupper() for c in word[1:]) or low in self.protected or low in self.known: return word
+    hits = self.sym.lookup(low, Verbosity.CLOSEST, max_edit_distance=d)
+    if not hits: return word
+    best = hits[0].term
+    return best[:1].upper() + best[1:] if word[:1].isupper() else best
 
-    def __call__(self, text:str, report:PreRetrievalReport|None=None) -> str:
-        "`text` with each unknown word replaced by its correction."
-        def rep(m):
-            w = self.correct_word(m.group(0))
-            if w != m.group(0): report_add(report, "typos.fixed")
-            return w
-        return _WORD_RE.sub(rep, text)
+@patch
+def __call__(self:TypoCorrector, text:str, report:PreRetrievalReport|None=None) -> str:
+    "`text` with each unknown word replaced by its correction."
+    def rep(m):
+        w = self.correct_word(m.group(0))
+        if w != m.group(0): report_add(report, "typos.fixed")
+        return w
+    return _WORD_RE.sub(rep, text)
 
 # %% ../../nbs/21_hierarchical.normalize.ipynb #8978f941
 def normalize_text(text:str,                         # a query or a document

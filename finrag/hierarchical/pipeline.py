@@ -106,6 +106,7 @@ def _auto_zsum(n:str, corpus:dict, dense:dict, emb, cache_dir, pre, field:str) -
     hs.name, hs.pseudo = f"{n}(bm25×{w[0]:.2f}+biencoder×{w[1]:.2f})", est
     return hs
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #832cdfde
 def make_scorer(name:str,            # a registered name (`stage_scorer_names()`)
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
@@ -126,6 +127,7 @@ def make_scorer(name:str,            # a registered name (`stage_scorer_names()`
     if key is not None: return STAGE_SCORER_BUILDERS[key][0](n, o)
     raise InputError(f"unknown scorer {name!r}; use one of {', '.join(stage_scorer_names())}", field=field)
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #6a3196b2
 # a z-score weight (the bi-encoder's is 1); a power of the accuracy ratio
 _SCORER_RANGES = {"zsum:<bm25 weight>": (0.0, 100.0), "zsum:auto:<power>": (0.0, 10.0)}
 
@@ -138,6 +140,7 @@ def _scorer_number(n:str, text:str, usage:str, field:str) -> float:
         raise InputError(f"{usage} needs a finite number in [{lo:g}, {hi:g}], got {n!r}", field=field)
     return x
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #f1a7f243
 def _members(o):   # BM25 (pre-retrieved text) + MiniLM (raw text)
     return [BM25Scorer(o.corpus), BiEncoderScorer(o.emb(), o.dense, o.cache_dir)]
 
@@ -165,6 +168,7 @@ def _ce(n, o):
         return CrossEncoderScorer(path)   # a hub id: sentence-transformers (ModelUnavailableError offline)
     return load_ce_scorer(path, getattr(o.config, "ce_min_best", None))   # the cascade's record (None: the settings')
 
+# %% ../../nbs/26_hierarchical.pipeline.ipynb #1c034085
 register_stage_scorer("bm25", lambda n, o: BM25Scorer(o.corpus))
 register_stage_scorer("biencoder", lambda n, o: BiEncoderScorer(o.emb(), o.dense, o.cache_dir))
 register_stage_scorer("hybrid", lambda n, o: HybridScorer(_members(o)))

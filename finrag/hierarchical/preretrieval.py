@@ -13,6 +13,7 @@ from .normalize import PreRetrievalReport, Glossary, get_glossary, TypoCorrector
 from ..llm import default_llm
 from .expansion import corpus_idf, extract_keywords, paraphrase, hyde, summarize_long
 from .settings import PRERETRIEVAL_STEPS
+from fastcore.basics import patch
 
 
 # %% auto #0
@@ -106,24 +107,29 @@ class PreRetriever:
             with t("keywords.idf"): self.idf = corpus_idf(raw)
         return self
 
-    def query(self, text:str) -> str:
-        "A query through the query steps (`preprocess_query`) with the fitted vocabulary and IDF."
-        return preprocess_query(text, self.cfg, self.llm, self.glossary, self.corrector, self.idf, self.report)
+# %% ../../nbs/23_hierarchical.preretrieval.ipynb #ac2da17d
+@patch
+def query(self:PreRetriever, text:str) -> str:
+    "A query through the query steps (`preprocess_query`) with the fitted vocabulary and IDF."
+    return preprocess_query(text, self.cfg, self.llm, self.glossary, self.corrector, self.idf, self.report)
 
-    def document(self, text:str) -> str:
-        "A document text through the document steps (`preprocess_document`)."
-        return preprocess_document(text, self.cfg, self.llm, self.glossary, self.tokenizer, self.report)
+@patch
+def document(self:PreRetriever, text:str) -> str:
+    "A document text through the document steps (`preprocess_document`)."
+    return preprocess_document(text, self.cfg, self.llm, self.glossary, self.tokenizer, self.report)
 
-    def title(self, title:str) -> str:
-        "A title through the deterministic steps (units, abbreviations, lower-case)."
-        c = self.cfg
-        return normalize_text(title, c.lowercase, c.units, c.abbreviations, self.glossary) if title else (title or "")
+@patch
+def title(self:PreRetriever, title:str) -> str:
+    "A title through the deterministic steps (units, abbreviations, lower-case)."
+    c = self.cfg
+    return normalize_text(title, c.lowercase, c.units, c.abbreviations, self.glossary) if title else (title or "")
 
-    def documents(self, corpus:dict) -> dict:
-        "The corpus with every title and text pre-processed (entries otherwise unchanged)."
-        with self.report.timings("documents"):
-            return {i: {**d, "title": self.title(d.get("title", "")), "text": self.document(d["text"])}
-                    for i, d in corpus.items()}
+@patch
+def documents(self:PreRetriever, corpus:dict) -> dict:
+    "The corpus with every title and text pre-processed (entries otherwise unchanged)."
+    with self.report.timings("documents"):
+        return {i: {**d, "title": self.title(d.get("title", "")), "text": self.document(d["text"])}
+                for i, d in corpus.items()}
 
 # %% ../../nbs/23_hierarchical.preretrieval.ipynb #ff6adfcd
 def _llm_delta(llm, before:dict|None) -> dict:

@@ -35,6 +35,7 @@ def _spans(text:str, lo:int, hi:int) -> list:
             if len(w) >= lo and sum(ch.isalpha() for ch in sent) > 0.5*len(sent): out.append((sent, " ".join(w[:hi])))
     return out
 
+# %% ../../nbs/24a_hierarchical.pseudo.ipynb #d9c3002f
 def pseudo_queries(corpus:dict,           # doc id -> {"title", "text"} (the raw text)
                    n:int=PSEUDO_N,        # pseudo-queries in all (fewer when the corpus has fewer usable spans)
                    seed:int=0,

@@ -70,28 +70,32 @@ class BiEncoderScorer:
             self.vectors = corpus_embeddings(corpus, embedder, cache_dir)
             self.pos = {d: i for i, d in enumerate(corpus)}
 
-    def doc_vectors(self, docs:list, ids:list|None=None) -> np.ndarray:
-        "(len(docs), dim) float32 normalised vectors: corpus vectors by id, else encoded (memoised by text)."
-        if self.vectors is not None and _known(ids, self.pos): return self.vectors[[self.pos[i] for i in ids]]
-        new = list(dict.fromkeys(t for t in docs if t not in self._memo))
-        if new:
-            if len(self._memo) + len(new) > self.max_cached: self._memo.clear()
-            self._memo.update(zip(new, self.embedder.encode(new)))
-        return np.stack([self._memo[t] for t in docs]) if docs else np.zeros((0, self.embedder.dim), np.float32)
+# %% ../../nbs/24_hierarchical.rerank.ipynb #3edbd216
+@patch
+def doc_vectors(self:BiEncoderScorer, docs:list, ids:list|None=None) -> np.ndarray:
+    "(len(docs), dim) float32 normalised vectors: corpus vectors by id, else encoded (memoised by text)."
+    if self.vectors is not None and _known(ids, self.pos): return self.vectors[[self.pos[i] for i in ids]]
+    new = list(dict.fromkeys(t for t in docs if t not in self._memo))
+    if new:
+        if len(self._memo) + len(new) > self.max_cached: self._memo.clear()
+        self._memo.update(zip(new, self.embedder.encode(new)))
+    return np.stack([self._memo[t] for t in docs]) if docs else np.zeros((0, self.embedder.dim), np.float32)
 
-    def score(self, query:str, docs:list, ids:list|None=None) -> np.ndarray:
-        "(len(docs),) float32 cosines in [-1, 1]."
-        if not len(docs): return np.zeros(0, dtype=np.float32)
-        return self.doc_vectors(list(docs), ids) @ self.embedder.encode([query])[0]
+@patch
+def score(self:BiEncoderScorer, query:str, docs:list, ids:list|None=None) -> np.ndarray:
+    "(len(docs),) float32 cosines in [-1, 1]."
+    if not len(docs): return np.zeros(0, dtype=np.float32)
+    return self.doc_vectors(list(docs), ids) @ self.embedder.encode([query])[0]
 
-    def heldout(self, changed:dict) -> "BiEncoderScorer":
-        "A copy with the vectors of the documents in `changed` re-encoded from their new text (`pseudo_accuracy`)."
-        import copy
-        if self.vectors is None: raise InputError("heldout needs a BiEncoderScorer built on a corpus", field="scorers")
-        new = copy.copy(self); new.vectors, new._memo = self.vectors.copy(), {}
-        ch = [d for d in changed if d in self.pos]
-        if ch: new.vectors[[self.pos[d] for d in ch]] = self.embedder.encode([doc_text(changed[d]) for d in ch])
-        return new
+@patch
+def heldout(self:BiEncoderScorer, changed:dict) -> "BiEncoderScorer":
+    "A copy with the vectors of the documents in `changed` re-encoded from their new text (`pseudo_accuracy`)."
+    import copy
+    if self.vectors is None: raise InputError("heldout needs a BiEncoderScorer built on a corpus", field="scorers")
+    new = copy.copy(self); new.vectors, new._memo = self.vectors.copy(), {}
+    ch = [d for d in changed if d in self.pos]
+    if ch: new.vectors[[self.pos[d] for d in ch]] = self.embedder.encode([doc_text(changed[d]) for d in ch])
+    return new
 
 # %% ../../nbs/24_hierarchical.rerank.ipynb #2d25557a
 class SpladeScorer:

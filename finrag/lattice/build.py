@@ -51,6 +51,7 @@ def _partition_schema(n:int, M:int) -> dict:
                                    "items": {"type": "integer", "minimum": 0, "maximum": n - 1}}},
         "required": ["name", "summary", "members"]}}}, "required": ["clusters"]}
 
+# %% ../../nbs/33_lattice.build.ipynb #23028a35
 class _Builder:
     def __init__(self, corpus, o:dict, llm, embedder, embeddings, progress):
         "`o`: `build_options` (the build's settings, `context_tokens`, `max_depth`, `seed`)."
@@ -73,77 +74,89 @@ class _Builder:
         # LLM calls still expected (top-down; refined as nodes split), seconds spent in LLM calls, the build's start
         self.pending, self.llm_seconds, self.t0 = None, 0.0, None
 
-    @property
-    def llm(self):
-        self._llm = default_llm(self._llm)
-        return self._llm
+# %% ../../nbs/33_lattice.build.ipynb #8bdeb986
+@patch(as_prop=True)
+def llm(self:_Builder):
+    self._llm = default_llm(self._llm)
+    return self._llm
 
-    def prepare(self):
-        with self.t("embed"):
-            if self.emb is None:
-                from finrag.retrieval import corpus_embeddings   # cached on disk, shared with dense retrieval
-                self._embedder = default_embedder(self._embedder)
-                self.emb = corpus_embeddings({i: {"title": t, "text": x} for i, (t, x) in zip(self.ids, self.docs)},
-                                             self._embedder)
-            self.emb = np.asarray(self.emb, dtype=np.float32)
-            if self.emb.shape[0] != len(self.ids):
-                raise InputError(f"{self.emb.shape[0]} embeddings for {len(self.ids)} documents", field="embeddings")
-            self.emb = self.emb / np.maximum(np.linalg.norm(self.emb, axis=1, keepdims=True), 1e-12)
-        with self.t("summaries"):
-            self.ex = ExtractiveSummarizer([f"{t} {x}" for t, x in self.docs])
-            corpus = {i: {"title": t, "text": x} for i, (t, x) in zip(self.ids, self.docs)}
-            sums, self.counts["summary_doc"] = summarize_documents(
-                corpus, self.llm if self.doc_summarizer == "llm" else None, self.doc_summarizer, self.ex,
-                progress=self.progress, usage=self.usage)
-            self.sums = [sums[i] for i in self.ids]
-        self.leaves = [SemanticNode(i, _leaf_desc(t, x), doc_id=i, summary=s)
-                       for i, (t, x), s in zip(self.ids, self.docs, self.sums)]
-        self.bar = tqdm(total=len(self.ids), desc=f"lattice {self.strategy}", disable=not self.progress, leave=False)
+@patch
+def prepare(self:_Builder):
+    with self.t("embed"):
+        if self.emb is None:
+            from finrag.retrieval import corpus_embeddings   # cached on disk, shared with dense retrieval
+            self._embedder = default_embedder(self._embedder)
+            self.emb = corpus_embeddings({i: {"title": t, "text": x} for i, (t, x) in zip(self.ids, self.docs)},
+                                         self._embedder)
+        self.emb = np.asarray(self.emb, dtype=np.float32)
+        if self.emb.shape[0] != len(self.ids):
+            raise InputError(f"{self.emb.shape[0]} embeddings for {len(self.ids)} documents", field="embeddings")
+        self.emb = self.emb / np.maximum(np.linalg.norm(self.emb, axis=1, keepdims=True), 1e-12)
+    with self.t("summaries"):
+        self.ex = ExtractiveSummarizer([f"{t} {x}" for t, x in self.docs])
+        corpus = {i: {"title": t, "text": x} for i, (t, x) in zip(self.ids, self.docs)}
+        sums, self.counts["summary_doc"] = summarize_documents(
+            corpus, self.llm if self.doc_summarizer == "llm" else None, self.doc_summarizer, self.ex,
+            progress=self.progress, usage=self.usage)
+        self.sums = [sums[i] for i in self.ids]
+    self.leaves = [SemanticNode(i, _leaf_desc(t, x), doc_id=i, summary=s)
+                   for i, (t, x), s in zip(self.ids, self.docs, self.sums)]
+    self.bar = tqdm(total=len(self.ids), desc=f"lattice {self.strategy}", disable=not self.progress, leave=False)
 
-    def expected_calls(self) -> float|None:
-        """LLM calls made plus those still expected (None when not tracked): the estimate, refined as the build learns
-        the real node sizes."""
-        return None if self.pending is None else self.usage.calls + self.pending
+# %% ../../nbs/33_lattice.build.ipynb #36fe2774
+@patch
+def expected_calls(self:_Builder) -> float|None:
+    """LLM calls made plus those still expected (None when not tracked): the estimate, refined as the build learns
+    the real node sizes."""
+    return None if self.pending is None else self.usage.calls + self.pending
 
-    def show_progress(self, what:str):
-        "The progress bar's note before an LLM call: call i of ~N, seconds elapsed, seconds left at this build's pace."
-        done, el = self.usage.calls, time.perf_counter() - (self.t0 or time.perf_counter())
-        note = f"{what} (call {done + 1}"
-        if self.pending is not None:
-            note += f" of ~{max(done + 1, round(self.expected_calls()))}, {el:.0f} s elapsed"
-            if done: note += f", ~{self.pending * self.llm_seconds / done:.0f} s left"
-        self.bar.set_postfix_str(note + ")", refresh=True)
+@patch
+def show_progress(self:_Builder, what:str):
+    "The progress bar's note before an LLM call: call i of ~N, seconds elapsed, seconds left at this build's pace."
+    done, el = self.usage.calls, time.perf_counter() - (self.t0 or time.perf_counter())
+    note = f"{what} (call {done + 1}"
+    if self.pending is not None:
+        note += f" of ~{max(done + 1, round(self.expected_calls()))}, {el:.0f} s elapsed"
+        if done: note += f", ~{self.pending * self.llm_seconds / done:.0f} s left"
+    self.bar.set_postfix_str(note + ")", refresh=True)
 
-    def central(self, idx) -> int:
-        c = self.emb[idx].mean(0)
-        return int(np.argmax(self.emb[idx] @ c))
+# %% ../../nbs/33_lattice.build.ipynb #3e81665b
+@patch
+def central(self:_Builder, idx) -> int:
+    c = self.emb[idx].mean(0)
+    return int(np.argmax(self.emb[idx] @ c))
 
-    def llm_at(self, depth:int) -> bool:
-        "Whether the LLM partitions and summarises nodes at `depth` (`llm_depth`: only above it; None: everywhere)."
-        return self.llm_depth is None or depth < self.llm_depth
+@patch
+def llm_at(self:_Builder, depth:int) -> bool:
+    "Whether the LLM partitions and summarises nodes at `depth` (`llm_depth`: only above it; None: everywhere)."
+    return self.llm_depth is None or depth < self.llm_depth
 
-    def internal(self, children:list, idx:list, summary:dict|None=None, depth:int=0) -> SemanticNode:
-        """An internal node over `children` (covering documents `idx`), summarised unless `summary` is given
-        (extractively below `llm_depth`)."""
-        if summary is None:
-            how = self.summarizer if self.llm_at(depth) else "extractive"
-            if how == "llm": self.show_progress(f"LLM summary of {len(children)} children")
-            t0 = time.perf_counter()
-            summary = summarize_cluster(children, self.ex, self.llm if how == "llm" else None, how,
-                                        self.central_child(children, idx), self.ctx, self.usage,
-                                        self.counts["summary_cluster"])
-            if how == "llm":
-                self.llm_seconds += time.perf_counter() - t0
-                if self.pending is not None: self.pending = max(0.0, self.pending - 1)
-        return SemanticNode("", node_desc(summary), children, summary=summary)
+# %% ../../nbs/33_lattice.build.ipynb #d24380d8
+@patch
+def internal(self:_Builder, children:list, idx:list, summary:dict|None=None, depth:int=0) -> SemanticNode:
+    """An internal node over `children` (covering documents `idx`), summarised unless `summary` is given
+    (extractively below `llm_depth`)."""
+    if summary is None:
+        how = self.summarizer if self.llm_at(depth) else "extractive"
+        if how == "llm": self.show_progress(f"LLM summary of {len(children)} children")
+        t0 = time.perf_counter()
+        summary = summarize_cluster(children, self.ex, self.llm if how == "llm" else None, how,
+                                    self.central_child(children, idx), self.ctx, self.usage,
+                                    self.counts["summary_cluster"])
+        if how == "llm":
+            self.llm_seconds += time.perf_counter() - t0
+            if self.pending is not None: self.pending = max(0.0, self.pending - 1)
+    return SemanticNode("", node_desc(summary), children, summary=summary)
 
-    def central_child(self, children, idx) -> int:
-        if all(c.is_leaf for c in children): return self.central(idx)
-        return 0
+@patch
+def central_child(self:_Builder, children, idx) -> int:
+    if all(c.is_leaf for c in children): return self.central(idx)
+    return 0
 
-    def leaf_parent(self, idx:list, summary=None, depth:int=0) -> SemanticNode:
-        self.bar.update(len(idx))
-        return self.internal([self.leaves[i] for i in idx], idx, summary, depth)
+@patch
+def leaf_parent(self:_Builder, idx:list, summary=None, depth:int=0) -> SemanticNode:
+    self.bar.update(len(idx))
+    return self.internal([self.leaves[i] for i in idx], idx, summary, depth)
 
 # %% ../../nbs/33_lattice.build.ipynb #6a5da4d3
 MAX_SHARE = 0.9   # an LLM partition whose largest cluster holds more than this share of the items is unusable

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import math, warnings
 import numpy as np
+from fastcore.basics import patch
 from ..core import InputError
 
 # %% auto #0
@@ -60,93 +61,99 @@ class CalibModel:
         self.slates, self.scores, self.values, self.numpy = [], [], {}, numpy
         self.a, self.loss = 1.0, None
 
-    def add(self,
-            items:list,     # node ids of one slate (any hashables)
-            scores:list):   # their observed scores in [0, 1]
-        """Record one slate (sorted by score, best first, for the PL likelihood); `InputError` on mismatched lengths or
-        scores outside [0, 1]."""
-        if len(items) != len(scores) or not items:
-            raise InputError(f"{len(items)} items but {len(scores)} scores", field="scores")
-        if any(not (-1e-3 <= float(s) <= 1.001) for s in scores):
-            raise InputError(f"scores must be in [0, 1]: {list(scores)}", field="scores")
-        order = sorted(range(len(items)), key=lambda j: -float(scores[j]))   # stable: ties keep slate order
-        self.slates.append([items[j] for j in order]); self.scores.append([float(scores[j]) for j in order])
-
-    def fit(self) -> dict:
-        """Fit to every slate added so far; returns (and keeps in `.values`) {item: calibrated score}, max = 1 when the
-        max is positive. With `lambda_mse` = 1 (the public default: weighted MSE only) the same AdamW steps run in numpy
-        (`_fit_mse`: the search refits at every step); otherwise in torch."""
-        if not self.slates: self.values = {}; return self.values
-        if self.lambda_mse == 1.0 and self.numpy: return self._fit_mse()
-        import torch
-        ids = list(dict.fromkeys(i for s in self.slates for i in s))
-        pos = {v: j for j, v in enumerate(ids)}
-        S, K = len(self.slates), max(map(len, self.slates))
-        sl, sc = torch.zeros((S, K), dtype=torch.long), torch.zeros((S, K))
-        mask = torch.zeros((S, K), dtype=torch.bool)
-        for r, (s, y) in enumerate(zip(self.slates, self.scores)):
-            sl[r, :len(s)] = torch.tensor([pos[v] for v in s]); sc[r, :len(y)] = torch.tensor(y)
-            mask[r, :len(s)] = True
-        g = torch.Generator().manual_seed(self.seed)
-        # one flat parameter [θ (M), a, b (S)]: AdamW and norm clipping are elementwise/global: the same as 3 tensors
-        M = len(ids)
-        p = torch.nn.Parameter(torch.cat([torch.randn(M, generator=g) * 0.01, torch.ones(1), torch.zeros(S)]))
-        opt = torch.optim.AdamW([p], lr=self.lr, weight_decay=self.wd, foreach=False)
-        w = torch.clamp(torch.sigmoid(sc - 0.5), min=0.1) * mask
-        threads = torch.get_num_threads(); torch.set_num_threads(1)   # tiny tensors: threads only add overhead
-        try:
-            for _ in range(self.steps):
-                opt.zero_grad()
-                theta, a, b = p[:M], p[M], p[M + 1:]
-                t = theta[sl] * self.tau
-                loss = self.lambda_mse * ((((a * t + b[:, None]) - sc * self.tau) ** 2 * w).sum() / w.sum())
-                if self.lambda_mse < 1.0:
-                    tm = torch.where(mask, t, torch.full_like(t, -1e4))   # padding: utility -1e4 (exp = 0, no NaN)
-                    tail = torch.logcumsumexp(tm.flip(1), dim=1).flip(1)  # log Σ_{j ≥ k} exp(t_j) in slate order
-                    nll = -(torch.where(mask, t - tail, torch.zeros_like(t)).sum(1)).mean()
-                    loss = loss + (1 - self.lambda_mse) * nll
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_([p], self.clip)
-                opt.step()
-        finally: torch.set_num_threads(threads)
-        theta, a = p[:M], p[M]
-        self.a, self.loss = float(a.detach()), float(loss.detach())
-        v = theta.detach().numpy().astype(np.float64) * self.a
-        top = max(v.max(), 0.0)                     # unseen nodes count as 0, as in the public full-size θ
-        if top > 1e-12: v = v / top
-        self.values = dict(zip(ids, v.tolist()))
-        return self.values
-
-    def _fit_mse(self) -> dict:
-        "`fit` for λ = 1 in numpy: the weighted MSE's exact gradient, torch's `clip_grad_norm_` and AdamW, per step."
-        ids = list(dict.fromkeys(i for s in self.slates for i in s))
-        pos = {v: j for j, v in enumerate(ids)}
-        S, K, M = len(self.slates), max(map(len, self.slates)), len(ids)
-        sl = np.zeros((S, K), dtype=np.int64); sc = np.zeros((S, K)); mask = np.zeros((S, K), dtype=bool)
-        for r, (s, y) in enumerate(zip(self.slates, self.scores)):
-            sl[r, :len(s)] = [pos[v] for v in s]; sc[r, :len(y)] = y; mask[r, :len(s)] = True
-        w = np.maximum(1 / (1 + np.exp(-(sc - 0.5))), 0.1) * mask; W = w.sum()
-        p = np.concatenate([np.random.default_rng(self.seed).standard_normal(M) * 0.01, [1.0], np.zeros(S)])
-        m1, m2, b1, b2, eps = np.zeros_like(p), np.zeros_like(p), 0.9, 0.999, 1e-8
-        idx, tau = sl[mask], self.tau
-        for t in range(1, self.steps + 1):
-            theta, a, b = p[:M], p[M], p[M + 1:]
-            tt = theta[sl] * tau
-            r = (a * tt + b[:, None] - sc * tau) * mask
-            d = 2 * w * r / W                                  # dL/dr
-            g = np.concatenate([np.bincount(idx, weights=(d * a * tau)[mask], minlength=M), [(d * tt).sum()], d.sum(1)])
-            nrm = np.sqrt((g * g).sum())
-            if nrm > self.clip: g = g * (self.clip / (nrm + 1e-6))
-            p = p * (1 - self.lr * self.wd)                    # decoupled weight decay, then Adam
-            m1 = b1 * m1 + (1 - b1) * g; m2 = b2 * m2 + (1 - b2) * g * g
-            p = p - self.lr * (m1 / (1 - b1 ** t)) / (np.sqrt(m2 / (1 - b2 ** t)) + eps)
-        theta, a = p[:M], p[M]
-        self.a = float(a); self.loss = float(((a * theta[sl] * tau + p[M + 1:][:, None] - sc * tau) ** 2 * w).sum() / W)
-        v = theta * self.a
-        top = max(v.max(), 0.0)
-        if top > 1e-12: v = v / top
-        self.values = dict(zip(ids, v.tolist()))
-        return self.values
-
     def __getitem__(self, item) -> float: return self.values.get(item, 0.0)
     def __len__(self): return len(self.slates)
+
+# %% ../../nbs/35_lattice.calibration.ipynb #296a9887
+@patch
+def add(self:CalibModel,
+        items:list,     # node ids of one slate (any hashables)
+        scores:list):   # their observed scores in [0, 1]
+    """Record one slate (sorted by score, best first, for the PL likelihood); `InputError` on mismatched lengths or
+    scores outside [0, 1]."""
+    if len(items) != len(scores) or not items:
+        raise InputError(f"{len(items)} items but {len(scores)} scores", field="scores")
+    if any(not (-1e-3 <= float(s) <= 1.001) for s in scores):
+        raise InputError(f"scores must be in [0, 1]: {list(scores)}", field="scores")
+    order = sorted(range(len(items)), key=lambda j: -float(scores[j]))   # stable: ties keep slate order
+    self.slates.append([items[j] for j in order]); self.scores.append([float(scores[j]) for j in order])
+
+# %% ../../nbs/35_lattice.calibration.ipynb #e75f36b5
+@patch
+def fit(self:CalibModel) -> dict:
+    """Fit to every slate added so far; returns (and keeps in `.values`) {item: calibrated score}, max = 1 when the
+    max is positive. With `lambda_mse` = 1 (the public default: weighted MSE only) the same AdamW steps run in numpy
+    (`_fit_mse`: the search refits at every step); otherwise in torch."""
+    if not self.slates: self.values = {}; return self.values
+    if self.lambda_mse == 1.0 and self.numpy: return self._fit_mse()
+    import torch
+    ids = list(dict.fromkeys(i for s in self.slates for i in s))
+    pos = {v: j for j, v in enumerate(ids)}
+    S, K = len(self.slates), max(map(len, self.slates))
+    sl, sc = torch.zeros((S, K), dtype=torch.long), torch.zeros((S, K))
+    mask = torch.zeros((S, K), dtype=torch.bool)
+    for r, (s, y) in enumerate(zip(self.slates, self.scores)):
+        sl[r, :len(s)] = torch.tensor([pos[v] for v in s]); sc[r, :len(y)] = torch.tensor(y)
+        mask[r, :len(s)] = True
+    g = torch.Generator().manual_seed(self.seed)
+    # one flat parameter [θ (M), a, b (S)]: AdamW and norm clipping are elementwise/global: the same as 3 tensors
+    M = len(ids)
+    p = torch.nn.Parameter(torch.cat([torch.randn(M, generator=g) * 0.01, torch.ones(1), torch.zeros(S)]))
+    opt = torch.optim.AdamW([p], lr=self.lr, weight_decay=self.wd, foreach=False)
+    w = torch.clamp(torch.sigmoid(sc - 0.5), min=0.1) * mask
+    threads = torch.get_num_threads(); torch.set_num_threads(1)   # tiny tensors: threads only add overhead
+    try:
+        for _ in range(self.steps):
+            opt.zero_grad()
+            theta, a, b = p[:M], p[M], p[M + 1:]
+            t = theta[sl] * self.tau
+            loss = self.lambda_mse * ((((a * t + b[:, None]) - sc * self.tau) ** 2 * w).sum() / w.sum())
+            if self.lambda_mse < 1.0:
+                tm = torch.where(mask, t, torch.full_like(t, -1e4))   # padding: utility -1e4 (exp = 0, no NaN)
+                tail = torch.logcumsumexp(tm.flip(1), dim=1).flip(1)  # log Σ_{j ≥ k} exp(t_j) in slate order
+                nll = -(torch.where(mask, t - tail, torch.zeros_like(t)).sum(1)).mean()
+                loss = loss + (1 - self.lambda_mse) * nll
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([p], self.clip)
+            opt.step()
+    finally: torch.set_num_threads(threads)
+    theta, a = p[:M], p[M]
+    self.a, self.loss = float(a.detach()), float(loss.detach())
+    v = theta.detach().numpy().astype(np.float64) * self.a
+    top = max(v.max(), 0.0)                     # unseen nodes count as 0, as in the public full-size θ
+    if top > 1e-12: v = v / top
+    self.values = dict(zip(ids, v.tolist()))
+    return self.values
+
+# %% ../../nbs/35_lattice.calibration.ipynb #702b7266
+@patch
+def _fit_mse(self:CalibModel) -> dict:
+    "`fit` for λ = 1 in numpy: the weighted MSE's exact gradient, torch's `clip_grad_norm_` and AdamW, per step."
+    ids = list(dict.fromkeys(i for s in self.slates for i in s))
+    pos = {v: j for j, v in enumerate(ids)}
+    S, K, M = len(self.slates), max(map(len, self.slates)), len(ids)
+    sl = np.zeros((S, K), dtype=np.int64); sc = np.zeros((S, K)); mask = np.zeros((S, K), dtype=bool)
+    for r, (s, y) in enumerate(zip(self.slates, self.scores)):
+        sl[r, :len(s)] = [pos[v] for v in s]; sc[r, :len(y)] = y; mask[r, :len(s)] = True
+    w = np.maximum(1 / (1 + np.exp(-(sc - 0.5))), 0.1) * mask; W = w.sum()
+    p = np.concatenate([np.random.default_rng(self.seed).standard_normal(M) * 0.01, [1.0], np.zeros(S)])
+    m1, m2, b1, b2, eps = np.zeros_like(p), np.zeros_like(p), 0.9, 0.999, 1e-8
+    idx, tau = sl[mask], self.tau
+    for t in range(1, self.steps + 1):
+        theta, a, b = p[:M], p[M], p[M + 1:]
+        tt = theta[sl] * tau
+        r = (a * tt + b[:, None] - sc * tau) * mask
+        d = 2 * w * r / W                                  # dL/dr
+        g = np.concatenate([np.bincount(idx, weights=(d * a * tau)[mask], minlength=M), [(d * tt).sum()], d.sum(1)])
+        nrm = np.sqrt((g * g).sum())
+        if nrm > self.clip: g = g * (self.clip / (nrm + 1e-6))
+        p = p * (1 - self.lr * self.wd)                    # decoupled weight decay, then Adam
+        m1 = b1 * m1 + (1 - b1) * g; m2 = b2 * m2 + (1 - b2) * g * g
+        p = p - self.lr * (m1 / (1 - b1 ** t)) / (np.sqrt(m2 / (1 - b2 ** t)) + eps)
+    theta, a = p[:M], p[M]
+    self.a = float(a); self.loss = float(((a * theta[sl] * tau + p[M + 1:][:, None] - sc * tau) ** 2 * w).sum() / W)
+    v = theta * self.a
+    top = max(v.max(), 0.0)
+    if top > 1e-12: v = v / top
+    self.values = dict(zip(ids, v.tolist()))
+    return self.values

@@ -91,6 +91,7 @@ def _new_documents(data:Path, date:str|None) -> dict:
         if not items: raise InputError(f"no article dated {day}", data, field="date")
     return {i.id: {"title": i.title, "text": i.text} for i in items}
 
+# %% ../../nbs/38_lattice.cli.ipynb #f7b4c823
 @lattice_app.command("add")
 def lattice_add(tree:Path=typer.Option(..., "--tree",
                                        help="The tree file to grow (written by `finrag lattice build`)."),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 from .tree import SemanticTree
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PATH_FLOOR', 'TreeIndex', 'path_relevance', 'leaf_score']
@@ -37,23 +38,26 @@ class TreeIndex:
     def __len__(self): return len(self.nodes)
     def is_leaf(self, i:int) -> bool: return not self.children[i]
 
-    def doc_counts(self) -> np.ndarray:
-        "(n,) int: the documents (leaves) under each node (a leaf: 1), computed once."
-        if getattr(self, "_counts", None) is None:
-            c = np.array([0 if ch else 1 for ch in self.children])
-            for i in range(len(self) - 1, -1, -1):   # children come after their parent in preorder
-                if self.children[i]: c[i] = sum(c[j] for j in self.children[i])
-            self._counts = c
-        return self._counts
-
-    def mask(self, excluded) -> np.ndarray:
-        "(n,) bool: leaves whose `doc_id` is in `excluded`, and internal nodes all of whose children are masked."
-        ex = set(map(str, excluded or ()))
-        m = np.zeros(len(self), dtype=bool)
-        if not ex: return m
+# %% ../../nbs/36a_lattice.index.ipynb #74c89bdd
+@patch
+def doc_counts(self:TreeIndex) -> np.ndarray:
+    "(n,) int: the documents (leaves) under each node (a leaf: 1), computed once."
+    if getattr(self, "_counts", None) is None:
+        c = np.array([0 if ch else 1 for ch in self.children])
         for i in range(len(self) - 1, -1, -1):   # children come after their parent in preorder
-            m[i] = (self.nodes[i].doc_id in ex) if self.is_leaf(i) else all(m[c] for c in self.children[i])
-        return m
+            if self.children[i]: c[i] = sum(c[j] for j in self.children[i])
+        self._counts = c
+    return self._counts
+
+@patch
+def mask(self:TreeIndex, excluded) -> np.ndarray:
+    "(n,) bool: leaves whose `doc_id` is in `excluded`, and internal nodes all of whose children are masked."
+    ex = set(map(str, excluded or ()))
+    m = np.zeros(len(self), dtype=bool)
+    if not ex: return m
+    for i in range(len(self) - 1, -1, -1):   # children come after their parent in preorder
+        m[i] = (self.nodes[i].doc_id in ex) if self.is_leaf(i) else all(m[c] for c in self.children[i])
+    return m
 
 # %% ../../nbs/36a_lattice.index.ipynb #0c67e37d
 PATH_FLOOR = 0.09   # local scores at or below this are not mixed with the parent's path relevance

@@ -10,6 +10,7 @@ from ..config import get_settings
 from .tree import SemanticTree
 from .search import LatticeRetriever
 from .settings import FUSION_OPTIONS, FUSIONS, RETRIEVAL_UNREAD
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['fuse_runs', 'LatticeFusion', 'lattice_retriever', 'lattice_plus_retriever']
@@ -74,29 +75,36 @@ class LatticeFusion(HybridRetriever):
         return cls(lattice, [BM25Retriever(corpus), DenseRetriever(corpus, embedder)], k, fusion=fusion,
                    weights=weights)
 
-    def search(self, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
-        "The fused run, best `k` per query; the component runs in `.runs` (by retriever name)."
-        depth = self.depth or max(k, 100)
-        self.runs = {getattr(r, "name", str(j)): r.search(queries, k=depth, excluded=excluded)
-                     for j, r in enumerate(self.retrievers)}
-        fused = fuse_runs(list(self.runs.values()), self.fusion, self.weights, self.rrf_k)
-        return {q: dict(list(fused.get(q, {}).items())[:k]) for q in queries}
+# %% ../../nbs/36b_lattice.plus.ipynb #f5511ae5
+@patch
+def search(self:LatticeFusion, queries:dict, k:int=100, excluded:dict|None=None) -> dict:
+    "The fused run, best `k` per query; the component runs in `.runs` (by retriever name)."
+    depth = self.depth or max(k, 100)
+    self.runs = {getattr(r, "name", str(j)): r.search(queries, k=depth, excluded=excluded)
+                 for j, r in enumerate(self.retrievers)}
+    fused = fuse_runs(list(self.runs.values()), self.fusion, self.weights, self.rrf_k)
+    return {q: dict(list(fused.get(q, {}).items())[:k]) for q in queries}
 
-    @property
-    def query_stats(self) -> dict: return self.lattice.query_stats
-    @property
-    def fusion_label(self) -> str:
-        "The fusion in words, e.g. 'rrf k=60' or 'z w=2,1,1'."
-        w = "" if self.weights is None else " w=" + ",".join(f"{x:g}" for x in self.weights)
-        return (f"rrf k={self.rrf_k:g}" if self.fusion == "rrf" else "z") + w
-    @property
-    def config(self) -> dict:
-        return {**self.lattice.config, "fusion": self.fusion_label, "with": [r.name for r in self.retrievers[1:]]}
-    @property
-    def label(self) -> str:
-        return f"{self.name}({self.lattice.scorer_label}; {self.fusion_label} with {', '.join(self.config['with'])})"
-    @property
-    def notes(self) -> list[str]: return self.lattice.notes    # LATTICE's: the tree's coverage, how its searches ended
+@patch(as_prop=True)
+def query_stats(self:LatticeFusion) -> dict: return self.lattice.query_stats
+
+@patch(as_prop=True)
+def fusion_label(self:LatticeFusion) -> str:
+    "The fusion in words, e.g. 'rrf k=60' or 'z w=2,1,1'."
+    w = "" if self.weights is None else " w=" + ",".join(f"{x:g}" for x in self.weights)
+    return (f"rrf k={self.rrf_k:g}" if self.fusion == "rrf" else "z") + w
+
+@patch(as_prop=True)
+def config(self:LatticeFusion) -> dict:
+    return {**self.lattice.config, "fusion": self.fusion_label, "with": [r.name for r in self.retrievers[1:]]}
+
+@patch(as_prop=True)
+def label(self:LatticeFusion) -> str:
+    return f"{self.name}({self.lattice.scorer_label}; {self.fusion_label} with {', '.join(self.config['with'])})"
+
+@patch(as_prop=True)
+def notes(self:LatticeFusion) -> list[str]:
+    return self.lattice.notes    # LATTICE's: the tree's coverage, how its searches ended
 
 # %% ../../nbs/36b_lattice.plus.ipynb #a06cfeed
 def lattice_retriever(corpus:dict,   # the corpus being evaluated (doc id -> {"title", "text"})

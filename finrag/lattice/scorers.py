@@ -16,6 +16,7 @@ from ..chunking import CHARS_PER_TOKEN
 from .summaries import llm_call_failure
 from ..core import defuse
 from .settings import EMBED_DESCS
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['SLATE_HOOKS', 'RELEVANCE_DEFINITIONS', 'MASKED_DESC', 'POINTWISE_INSTRUCTIONS', 'SlateScores', 'SlateScorer',
@@ -188,53 +189,59 @@ class LLMScorer:
         self.relevance = RELEVANCE_DEFINITIONS.get(relevance, relevance)
         self.max_prompt_tokens, self.min_desc_chars = max_prompt_tokens, min_desc_chars
 
-    @property
-    def llm(self):
-        self._llm = default_llm(self._llm)
-        return self._llm
-
-    def max_tokens(self, n:int) -> int: return 40 + 17 * n + (self.reasoning_chars // 3 if self.reasoning else 0)
-
-    def request(self, query:str, descs:list[str], leaf:bool) -> dict:
-        """The `chat` keyword arguments of one slate's call: the messages fitted to the prompt budget, the schema, the
-        completion budget."""
-        n = len(descs)
-        budget = self.max_prompt_tokens or (get_settings().models.llm_ctx - self.max_tokens(n) - 64)
-        fixed = sum(len(m["content"])
-                    for m in traversal_messages(query, [""] * n, leaf, self.relevance, self.reasoning))
-        descs = fit_descriptions(descs, int(budget * CHARS_PER_TOKEN - fixed), self.min_desc_chars)
-        return dict(messages=traversal_messages(query, descs, leaf, self.relevance, self.reasoning),
-                    json_schema=traversal_schema(n, self.reasoning, self.reasoning_chars, self.strict),
-                    max_tokens=self.max_tokens(n))
-
-    def prompt_estimate(self, query:str, descs:list[str], leaf:bool) -> int:
-        """The prompt tokens of the slate's call (its messages' characters / `CHARS_PER_TOKEN`): what
-        `LatticeSearch.within_budget` checks before sending it."""
-        return int(round(sum(len(m["content"]) for m in self.request(query, descs, leaf)["messages"])
-                         / CHARS_PER_TOKEN))
-
-    def result(self, r, n:int) -> SlateScores:
-        """The `SlateScores` of a slate of `n` from its response `r`, or from the `LLMError` its call gave (refused /
-        timed out: a failed slate; others raise)."""
-        from finrag.llm import response_usage
-        if isinstance(r, BaseException):
-            if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
-            return SlateScores([None] * n, failed=True, calls=1)
-        scores, bad, rec = parse_slate_scores(r.data, r.text, n)
-        reasoning = _find_key(r.data, "reasoning") if r.data is not None else ""
-        return SlateScores(scores, reasoning if isinstance(reasoning, str) else "",
-                           failed=all(s is None for s in scores), recovered=rec, invalid=bad, **response_usage(r))
-
-    def score_many(self, query:str, slates:list) -> list[SlateScores]:
-        """[`SlateScores`] of several slates [(descs, leaf)] of one query, their calls sent together
-        (`finrag.llm.chat_many`: `[models] llm_slots` at once for an `LLMClient`)."""
-        from finrag.llm import chat_many
-        return [self.result(r, len(d))
-                for r, (d, _) in zip(chat_many(self.llm, [self.request(query, d, lf) for d, lf in slates]), slates)]
-
     def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
         return self.score_many(query, [(descs, leaf)])[0]
 
+# %% ../../nbs/34_lattice.scorers.ipynb #641cf374
+@patch(as_prop=True)
+def llm(self:LLMScorer):
+    self._llm = default_llm(self._llm)
+    return self._llm
+
+@patch
+def max_tokens(self:LLMScorer, n:int) -> int: return 40 + 17 * n + (self.reasoning_chars // 3 if self.reasoning else 0)
+
+@patch
+def request(self:LLMScorer, query:str, descs:list[str], leaf:bool) -> dict:
+    """The `chat` keyword arguments of one slate's call: the messages fitted to the prompt budget, the schema, the
+    completion budget."""
+    n = len(descs)
+    budget = self.max_prompt_tokens or (get_settings().models.llm_ctx - self.max_tokens(n) - 64)
+    fixed = sum(len(m["content"])
+                for m in traversal_messages(query, [""] * n, leaf, self.relevance, self.reasoning))
+    descs = fit_descriptions(descs, int(budget * CHARS_PER_TOKEN - fixed), self.min_desc_chars)
+    return dict(messages=traversal_messages(query, descs, leaf, self.relevance, self.reasoning),
+                json_schema=traversal_schema(n, self.reasoning, self.reasoning_chars, self.strict),
+                max_tokens=self.max_tokens(n))
+
+@patch
+def prompt_estimate(self:LLMScorer, query:str, descs:list[str], leaf:bool) -> int:
+    """The prompt tokens of the slate's call (its messages' characters / `CHARS_PER_TOKEN`): what
+    `LatticeSearch.within_budget` checks before sending it."""
+    return int(round(sum(len(m["content"]) for m in self.request(query, descs, leaf)["messages"])
+                     / CHARS_PER_TOKEN))
+
+# %% ../../nbs/34_lattice.scorers.ipynb #32ed83c2
+@patch
+def result(self:LLMScorer, r, n:int) -> SlateScores:
+    """The `SlateScores` of a slate of `n` from its response `r`, or from the `LLMError` its call gave (refused /
+    timed out: a failed slate; others raise)."""
+    from finrag.llm import response_usage
+    if isinstance(r, BaseException):
+        if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
+        return SlateScores([None] * n, failed=True, calls=1)
+    scores, bad, rec = parse_slate_scores(r.data, r.text, n)
+    reasoning = _find_key(r.data, "reasoning") if r.data is not None else ""
+    return SlateScores(scores, reasoning if isinstance(reasoning, str) else "",
+                       failed=all(s is None for s in scores), recovered=rec, invalid=bad, **response_usage(r))
+
+@patch
+def score_many(self:LLMScorer, query:str, slates:list) -> list[SlateScores]:
+    """[`SlateScores`] of several slates [(descs, leaf)] of one query, their calls sent together
+    (`finrag.llm.chat_many`: `[models] llm_slots` at once for an `LLMClient`)."""
+    from finrag.llm import chat_many
+    return [self.result(r, len(d))
+            for r, (d, _) in zip(chat_many(self.llm, [self.request(query, d, lf) for d, lf in slates]), slates)]
 
 # %% ../../nbs/34_lattice.scorers.ipynb #79813268
 MASKED_DESC = "No Description."   # what a slate shows in place of a masked (excluded) item
@@ -284,55 +291,59 @@ class PointwiseScorer:
         self.relevance = RELEVANCE_DEFINITIONS.get(relevance, relevance)
         self.counts = {"logprobs": 0, "text": 0, "undecided": 0}
 
-    @property
-    def llm(self):
-        if self._llm is None:
-            from finrag.relevance import get_judge_llm
-            self._llm = get_judge_llm()     # `[models] judge_llm` (the answer tier when empty)
-        return self._llm
-
-    def messages(self, query:str, desc:str, leaf:bool) -> list[dict]:
-        """The chat messages for one item (`finrag.relevance.relevance_messages`): system, instruction and query first
-        (shared by the slate), the item last."""
-        from finrag.relevance import relevance_messages
-        q, d = re.sub(r"\s+", " ", query).strip(), re.sub(r"\s+", " ", desc).strip()
-        return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance),
-                                  max_doc_tokens=100_000)
-
-    def prompt_estimate(self, query:str, descs:list[str], leaf:bool) -> int:
-        """The prompt tokens of the slate's calls, one per item (characters / `CHARS_PER_TOKEN`): what
-        `LatticeSearch.within_budget` checks before sending them."""
-        return int(round(sum(len(m["content"]) for d in descs for m in self.messages(query, d, leaf))
-                         / CHARS_PER_TOKEN))
-
-    def score_many(self, query:str, slates:list) -> list[SlateScores]:
-        """[`SlateScores`] of several slates [(descs, leaf)] of one query: every item of every slate in one
-        `finrag.llm.chat_many` (in order), each slate normalised on its own."""
-        from finrag.llm import add_usage, chat_many
-        from finrag.relevance import first_token_top, yes_probability
-        reqs = [dict(messages=self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs)
-                for descs, leaf in slates for d in descs]
-        rs, outs = iter(chat_many(self.llm, reqs, self.concurrency)), []
-        for descs, _ in slates:
-            out = SlateScores([])
-            for _d in descs:
-                r = next(rs)
-                if isinstance(r, BaseException):
-                    if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
-                    out.calls += 1; out.scores.append(None); out.invalid += 1; continue
-                add_usage(out, r)
-                p, how = yes_probability(first_token_top(r.logprobs, self.llm), r.text)
-                self.counts[how] += 1
-                out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
-            out.failed = bool(descs) and all(s is None for s in out.scores)
-            top = max((s for s in out.scores if s is not None), default=0.0)
-            if self.normalize and top > 0: out.scores = [None if s is None else s / top for s in out.scores]
-            outs.append(out)
-        return outs
-
     def __call__(self, query:str, descs:list[str], leaf:bool) -> SlateScores:
         return self.score_many(query, [(descs, leaf)])[0]
 
+# %% ../../nbs/34_lattice.scorers.ipynb #0c71fd75
+@patch(as_prop=True)
+def llm(self:PointwiseScorer):   # noqa: F811 -- the name of LLMScorer.llm (patched above)
+    if self._llm is None:
+        from finrag.relevance import get_judge_llm
+        self._llm = get_judge_llm()     # `[models] judge_llm` (the answer tier when empty)
+    return self._llm
+
+@patch
+def messages(self:PointwiseScorer, query:str, desc:str, leaf:bool) -> list[dict]:
+    """The chat messages for one item (`finrag.relevance.relevance_messages`): system, instruction and query first
+    (shared by the slate), the item last."""
+    from finrag.relevance import relevance_messages
+    q, d = re.sub(r"\s+", " ", query).strip(), re.sub(r"\s+", " ", desc).strip()
+    return relevance_messages(q, d, POINTWISE_INSTRUCTIONS[bool(leaf)].format(relevance=self.relevance),
+                              max_doc_tokens=100_000)
+
+@patch
+def prompt_estimate(self:PointwiseScorer, query:str, descs:list[str], leaf:bool) -> int:   # noqa: F811
+    """The prompt tokens of the slate's calls, one per item (characters / `CHARS_PER_TOKEN`): what
+    `LatticeSearch.within_budget` checks before sending them."""
+    return int(round(sum(len(m["content"]) for d in descs for m in self.messages(query, d, leaf))
+                     / CHARS_PER_TOKEN))
+
+# %% ../../nbs/34_lattice.scorers.ipynb #1f856939
+@patch
+def score_many(self:PointwiseScorer, query:str, slates:list) -> list[SlateScores]:   # noqa: F811
+    """[`SlateScores`] of several slates [(descs, leaf)] of one query: every item of every slate in one
+    `finrag.llm.chat_many` (in order), each slate normalised on its own."""
+    from finrag.llm import add_usage, chat_many
+    from finrag.relevance import first_token_top, yes_probability
+    reqs = [dict(messages=self.messages(query, d, leaf), max_tokens=1, temperature=0.0, logprobs=self.top_logprobs)
+            for descs, leaf in slates for d in descs]
+    rs, outs = iter(chat_many(self.llm, reqs, self.concurrency)), []
+    for descs, _ in slates:
+        out = SlateScores([])
+        for _d in descs:
+            r = next(rs)
+            if isinstance(r, BaseException):
+                if not isinstance(r, LLMError) or llm_call_failure(r) is None: raise r
+                out.calls += 1; out.scores.append(None); out.invalid += 1; continue
+            add_usage(out, r)
+            p, how = yes_probability(first_token_top(r.logprobs, self.llm), r.text)
+            self.counts[how] += 1
+            out.scores.append(None if how == "undecided" else p); out.invalid += how == "undecided"
+        out.failed = bool(descs) and all(s is None for s in out.scores)
+        top = max((s for s in out.scores if s is not None), default=0.0)
+        if self.normalize and top > 0: out.scores = [None if s is None else s / top for s in out.scores]
+        outs.append(out)
+    return outs
 
 # %% ../../nbs/34_lattice.scorers.ipynb #108366a4
 class EmbeddingScorer:

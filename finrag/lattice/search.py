@@ -28,6 +28,7 @@ def _alpha(c:LatticeSettings) -> float:
     "The path-score EMA's α of settings `c`: `path_alpha`, or 1 with path relevance off (the paper's ablation)."
     return c.path_alpha if c.path_relevance else 1.0
 
+# %% ../../nbs/36_lattice.search.ipynb #aa64937b
 class LatticeSearch:
     """Best-first beam search of one query over a `TreeIndex` with calibrated scores and path relevance (public
     `InferSample`)."""
@@ -63,85 +64,96 @@ class LatticeSearch:
         # `run` sets the budget
         self.t, self.llm_spent, self.budget_spent, self.token_budget = Timings(), False, False, None
 
-    def slate_scorer(self, b:int):
-        """The scorer of beam node `b`'s slate: the search's; a routed one's (`RoutedScorer.pick`) by the documents
-        under `b` — its `upper` once the token budget is spent."""
-        pick = slate_hook(self.scorer, "pick")
-        if pick is None: return self.scorer
-        return self.scorer.upper if self.llm_spent else pick(int(self.ix.doc_counts()[b]))
+# %% ../../nbs/36_lattice.search.ipynb #ac5e397a
+@patch
+def slate_scorer(self:LatticeSearch, b:int):
+    """The scorer of beam node `b`'s slate: the search's; a routed one's (`RoutedScorer.pick`) by the documents
+    under `b` — its `upper` once the token budget is spent."""
+    pick = slate_hook(self.scorer, "pick")
+    if pick is None: return self.scorer
+    return self.scorer.upper if self.llm_spent else pick(int(self.ix.doc_counts()[b]))
 
-    def desc(self, i:int) -> str: return MASKED_DESC if self.masked[i] else self.ix.nodes[i].desc
+@patch
+def desc(self:LatticeSearch, i:int) -> str: return MASKED_DESC if self.masked[i] else self.ix.nodes[i].desc
 
-    def describe(self, items:list, scorer=None) -> list[str]:
-        """The slate's texts for `scorer` (None = the search's): internal nodes as `member_titles` when its `desc` is
-        'titles'; sized by its `slate_tokens` (`slate_descriptions`) when it has one; else each node's `desc`."""
+@patch
+def describe(self:LatticeSearch, items:list, scorer=None) -> list[str]:
+    """The slate's texts for `scorer` (None = the search's): internal nodes as `member_titles` when its `desc` is
+    'titles'; sized by its `slate_tokens` (`slate_descriptions`) when it has one; else each node's `desc`."""
+    scorer = self.scorer if scorer is None else scorer
+    if slate_hook(scorer, "desc") == "titles":
+        return [MASKED_DESC if self.masked[i] else member_titles(self.ix.nodes[i]) for i in items]
+    budget = slate_hook(scorer, "slate_tokens")
+    if budget is None: return [self.desc(i) for i in items]
+    return slate_descriptions([None if self.masked[i] else self.ix.nodes[i] for i in items], budget)
+
+# %% ../../nbs/36_lattice.search.ipynb #957d4c32
+@patch
+def reference_leaves(self:LatticeSearch) -> list[int]:
+    "Already-scored, unmasked leaves for a leaf slate: all (best first), or a GMM-weighted `num_leaf_calib` sample."
+    cand = np.flatnonzero(self.scored & self.leaf & ~self.masked)
+    cand = cand[np.lexsort((cand, -self.cal[cand]))]
+    return [int(cand[j]) for j in sample_calibration_leaves(self.cal[cand], self.num_leaf_calib, self.rng)]
+
+@patch
+def best_at_depth(self:LatticeSearch, d:int) -> int|None:
+    "The scored, unmasked node at depth `d` with the highest path relevance (earliest in preorder on ties)."
+    cand = [i for i in np.flatnonzero(self.scored & ~self.masked) if self.ix.depth[i] == d]
+    return int(min(cand, key=lambda i: (-self.path[i], i))) if cand else None
+
+# %% ../../nbs/36_lattice.search.ipynb #dcd9bc3b
+@patch
+def slate(self:LatticeSearch, b:int, leaf_refs) -> tuple[list[int], bool]:
+    "(slate node ids, leaf slate?) for beam node `b`: its children plus reference nodes."
+    kids = list(self.ix.children[b]); leafy = all(self.leaf[c] for c in kids)
+    refs = []
+    if self.calibration and self.num_leaf_calib:
+        if leafy: refs = leaf_refs()
+        elif self.ix.depth[b] > 0:
+            r = self.best_at_depth(self.ix.depth[b]); refs = [] if r is None else [r]
+    return kids + [r for r in refs if r not in kids], leafy
+
+# %% ../../nbs/36_lattice.search.ipynb #7c34c602
+@patch
+def score_slates(self:LatticeSearch, jobs:list) -> list[SlateScores]:
+    """[`SlateScores`] of slates [(items, leaf slate?, scorer (None = the search's))], in order. A scorer with
+    `score_many` (the LLM scorers) gets all its slates of the step in one call, so their LLM calls go out together
+    (`finrag.llm.chat_many`). Above `max_slate` nodes a slate warns (once per search) and is scored in parts of at
+    most `max_slate`, joined in order."""
+    m, parts = self.max_slate, []          # parts: (job index, scorer, descs, leafy)
+    for j, (items, leafy, scorer) in enumerate(jobs):
         scorer = self.scorer if scorer is None else scorer
-        if slate_hook(scorer, "desc") == "titles":
-            return [MASKED_DESC if self.masked[i] else member_titles(self.ix.nodes[i]) for i in items]
-        budget = slate_hook(scorer, "slate_tokens")
-        if budget is None: return [self.desc(i) for i in items]
-        return slate_descriptions([None if self.masked[i] else self.ix.nodes[i] for i in items], budget)
+        descs = self.describe(items, scorer)
+        if m is not None and len(items) > m:
+            if not self.split_slates:
+                warnings.warn(f"a slate of {len(items)} nodes is larger than [lattice] max_slate = {m}: scored in "
+                              f"{math.ceil(len(items)/m)} parts (one LLM call per part, or per item for the "
+                              "pointwise scorer)", stacklevel=2)
+            self.split_slates += 1
+            parts += [(j, scorer, descs[i:i + m], leafy) for i in range(0, len(items), m)]
+        else: parts.append((j, scorer, descs, leafy))
+    got = [None] * len(parts)
+    for sc in {id(p[1]): p[1] for p in parts}.values():
+        mine = [k for k, p in enumerate(parts) if p[1] is sc]
+        many = slate_hook(sc, "score_many")
+        res = (many(self.query, [(parts[k][2], parts[k][3]) for k in mine]) if many
+               else [sc(self.query, parts[k][2], parts[k][3]) for k in mine])
+        for k, r in zip(mine, res): got[k] = r
+    out = []
+    for j in range(len(jobs)):
+        ps = [got[k] for k, p in enumerate(parts) if p[0] == j]
+        if len(ps) == 1: out.append(ps[0]); continue
+        add = lambda key: sum(getattr(p, key) for p in ps)
+        out.append(SlateScores([s for p in ps for s in (p.scores if not p.failed else [None]*len(p.scores))],
+                               failed=all(p.failed for p in ps), recovered=any(p.recovered for p in ps),
+                               invalid=add("invalid"), calls=add("calls"), cache_hits=add("cache_hits"),
+                               prompt_tokens=add("prompt_tokens"), completion_tokens=add("completion_tokens")))
+    return out
 
-    def reference_leaves(self) -> list[int]:
-        "Already-scored, unmasked leaves for a leaf slate: all (best first), or a GMM-weighted `num_leaf_calib` sample."
-        cand = np.flatnonzero(self.scored & self.leaf & ~self.masked)
-        cand = cand[np.lexsort((cand, -self.cal[cand]))]
-        return [int(cand[j]) for j in sample_calibration_leaves(self.cal[cand], self.num_leaf_calib, self.rng)]
-
-    def best_at_depth(self, d:int) -> int|None:
-        "The scored, unmasked node at depth `d` with the highest path relevance (earliest in preorder on ties)."
-        cand = [i for i in np.flatnonzero(self.scored & ~self.masked) if self.ix.depth[i] == d]
-        return int(min(cand, key=lambda i: (-self.path[i], i))) if cand else None
-
-    def slate(self, b:int, leaf_refs) -> tuple[list[int], bool]:
-        "(slate node ids, leaf slate?) for beam node `b`: its children plus reference nodes."
-        kids = list(self.ix.children[b]); leafy = all(self.leaf[c] for c in kids)
-        refs = []
-        if self.calibration and self.num_leaf_calib:
-            if leafy: refs = leaf_refs()
-            elif self.ix.depth[b] > 0:
-                r = self.best_at_depth(self.ix.depth[b]); refs = [] if r is None else [r]
-        return kids + [r for r in refs if r not in kids], leafy
-
-    def score_slates(self, jobs:list) -> list[SlateScores]:
-        """[`SlateScores`] of slates [(items, leaf slate?, scorer (None = the search's))], in order. A scorer with
-        `score_many` (the LLM scorers) gets all its slates of the step in one call, so their LLM calls go out together
-        (`finrag.llm.chat_many`). Above `max_slate` nodes a slate warns (once per search) and is scored in parts of at
-        most `max_slate`, joined in order."""
-        m, parts = self.max_slate, []          # parts: (job index, scorer, descs, leafy)
-        for j, (items, leafy, scorer) in enumerate(jobs):
-            scorer = self.scorer if scorer is None else scorer
-            descs = self.describe(items, scorer)
-            if m is not None and len(items) > m:
-                if not self.split_slates:
-                    warnings.warn(f"a slate of {len(items)} nodes is larger than [lattice] max_slate = {m}: scored in "
-                                  f"{math.ceil(len(items)/m)} parts (one LLM call per part, or per item for the "
-                                  "pointwise scorer)", stacklevel=2)
-                self.split_slates += 1
-                parts += [(j, scorer, descs[i:i + m], leafy) for i in range(0, len(items), m)]
-            else: parts.append((j, scorer, descs, leafy))
-        got = [None] * len(parts)
-        for sc in {id(p[1]): p[1] for p in parts}.values():
-            mine = [k for k, p in enumerate(parts) if p[1] is sc]
-            many = slate_hook(sc, "score_many")
-            res = (many(self.query, [(parts[k][2], parts[k][3]) for k in mine]) if many
-                   else [sc(self.query, parts[k][2], parts[k][3]) for k in mine])
-            for k, r in zip(mine, res): got[k] = r
-        out = []
-        for j in range(len(jobs)):
-            ps = [got[k] for k, p in enumerate(parts) if p[0] == j]
-            if len(ps) == 1: out.append(ps[0]); continue
-            add = lambda key: sum(getattr(p, key) for p in ps)
-            out.append(SlateScores([s for p in ps for s in (p.scores if not p.failed else [None]*len(p.scores))],
-                                   failed=all(p.failed for p in ps), recovered=any(p.recovered for p in ps),
-                                   invalid=add("invalid"), calls=add("calls"), cache_hits=add("cache_hits"),
-                                   prompt_tokens=add("prompt_tokens"), completion_tokens=add("completion_tokens")))
-        return out
-
-    def score_slate(self, items:list, leafy:bool, scorer=None) -> SlateScores:
-        "`scorer`'s (None = the search's) `SlateScores` of `items` (`score_slates` of one slate)."
-        return self.score_slates([(items, leafy, scorer)])[0]
-
+@patch
+def score_slate(self:LatticeSearch, items:list, leafy:bool, scorer=None) -> SlateScores:
+    "`scorer`'s (None = the search's) `SlateScores` of `items` (`score_slates` of one slate)."
+    return self.score_slates([(items, leafy, scorer)])[0]
 
 # %% ../../nbs/36_lattice.search.ipynb #5fdc67d5
 @patch
@@ -337,57 +349,6 @@ class LatticeRetriever:
         self.query_stats, self.searches, self.build_notes = {}, {}, []
 
     @property
-    def config(self) -> dict:
-        "The traversal settings and the deviations from the paper in words."
-        sname = getattr(self.scorer, "name", type(self.scorer).__name__)
-        entry = SLATE_SCORERS.get(sname)   # its registration: the deviation in words, whether it calls the LLM
-        dev = entry.deviations(self.scorer) if entry else [f"scorer={sname}: nodes are scored without an LLM"]
-        if not self.calibration: dev.append("calibration off (ablation: no reference nodes, no latent score model)")
-        if self.alpha == 1.0: dev.append("path relevance off (ablation: α = 1 in the code's convention)")
-        if entry and entry.llm: dev.append("no prompt watermark: LLM answers are cached and deterministic")
-        return {"scorer": sname, "beam": self.beam, "iterations": self.iterations, "alpha": self.alpha,
-                "num_leaf_calib": self.num_leaf_calib, "pl_tau": self.pl_tau, "lambda_mse": self.lambda_mse,
-                "calibration": self.calibration, "token_budget": self.token_budget, "seed": self.seed,
-                **({"llm_docs": self.scorer.llm_docs} if sname == "hybrid" else {}), "deviations": dev}
-
-    def search_query(self, query:str, excluded=()) -> LatticeSearch:
-        "The finished `LatticeSearch` of one query (to inspect its trace, slates and scores)."
-        return (LatticeSearch(self.index, query, self.scorer, self.settings, excluded=excluded)
-                .run(self.iterations, self.token_budget))
-
-    def search(self, queries:dict, k:int|None=10, excluded:dict|None=None, keep:bool=False) -> dict:
-        """{qid: {doc id: score}} of the top `k` scored leaves per query; `excluded[qid]` doc ids are masked; `keep`
-        keeps each `LatticeSearch` in `.searches`."""
-        if not isinstance(queries, dict):
-            raise InputError(f"queries must be a dict {{query id: text}}, got {type(queries).__name__}",
-                             field="queries")
-        excluded = excluded or {}
-        run = {}
-        for q, text in tqdm(queries.items(), desc="lattice", disable=not self.progress, leave=False):
-            if not isinstance(text, str) or not text.strip():
-                raise InputError(f"query {q!r} has no text", field="query")
-            t0 = time.perf_counter()
-            s = self.search_query(text, excluded.get(q, ()))
-            hits = s.ranking(k)
-            run[q] = {d: v - j * 1e-9 for j, (d, v) in enumerate(hits)}
-            self.query_stats[q] = {**s.stats(), "total_seconds": round(time.perf_counter() - t0, 3)}
-            if keep: self.searches[q] = s
-        return run
-
-    def __repr__(self):
-        return (f"LatticeRetriever({self.tree!r}, scorer={self.config['scorer']}, beam={self.beam}, "
-                f"iterations={self.iterations})")
-    @property
-    def scorer_label(self) -> str:
-        "The scorer, beam and token budget in words (e.g. 'pointwise, beam 2, budget 6000 tokens/query')."
-        return (f"{self.config['scorer']}, beam {self.beam}"
-                + (f", budget {self.token_budget} tokens/query" if self.token_budget else ""))
-    @property
-    def label(self) -> str:
-        "The name results are reported under: the method and its `scorer_label`, e.g. 'lattice(pointwise, beam 2)'."
-        return f"{self.name}({self.scorer_label})"
-
-    @property
     def notes(self) -> list[str]:
         """What `finrag eval retrieval` prints beside the metrics: the builder's `build_notes` (e.g. documents missing
         from the tree), then `search_notes`."""
@@ -395,20 +356,81 @@ class LatticeRetriever:
     @notes.setter
     def notes(self, value): self.build_notes = list(value)
 
-    def search_notes(self) -> list[str]:
-        """How the searches so far ended, counted over `query_stats`: stopped by the token budget, with failed slates,
-        ranking leaves they never judged."""
-        st, name = list(self.query_stats.values()), self.config["scorer"]
-        n, count = len(st), lambda key: sum(bool(s.get(key)) for s in st)
-        out = []
-        if count("budget_spent"):
-            out.append(f"scorer {name}: the token budget ({self.token_budget} prompt tokens per query) stopped "
-                       f"{count('budget_spent')} of {n} searches")
-        if count("failed_slates"):
-            out.append(f"scorer {name}: {count('failed_slates')} of {n} searches had failed slates "
-                       f"({sum(s.get('failed_slates', 0) for s in st)} in all: refused or timed-out LLM calls, answers "
-                       "without a usable score)")
-        if count("leaves_unjudged"):
-            out.append(f"{count('leaves_unjudged')} of {n} searches stopped early: their rankings go on with the "
-                       "leaves they never judged, ordered by their deepest scored ancestor's path relevance")
-        return out
+# %% ../../nbs/36_lattice.search.ipynb #3a1f0050
+@patch(as_prop=True)
+def config(self:LatticeRetriever) -> dict:
+    "The traversal settings and the deviations from the paper in words."
+    sname = getattr(self.scorer, "name", type(self.scorer).__name__)
+    entry = SLATE_SCORERS.get(sname)   # its registration: the deviation in words, whether it calls the LLM
+    dev = entry.deviations(self.scorer) if entry else [f"scorer={sname}: nodes are scored without an LLM"]
+    if not self.calibration: dev.append("calibration off (ablation: no reference nodes, no latent score model)")
+    if self.alpha == 1.0: dev.append("path relevance off (ablation: α = 1 in the code's convention)")
+    if entry and entry.llm: dev.append("no prompt watermark: LLM answers are cached and deterministic")
+    return {"scorer": sname, "beam": self.beam, "iterations": self.iterations, "alpha": self.alpha,
+            "num_leaf_calib": self.num_leaf_calib, "pl_tau": self.pl_tau, "lambda_mse": self.lambda_mse,
+            "calibration": self.calibration, "token_budget": self.token_budget, "seed": self.seed,
+            **({"llm_docs": self.scorer.llm_docs} if sname == "hybrid" else {}), "deviations": dev}
+
+# %% ../../nbs/36_lattice.search.ipynb #feba362e
+@patch
+def search_query(self:LatticeRetriever, query:str, excluded=()) -> LatticeSearch:
+    "The finished `LatticeSearch` of one query (to inspect its trace, slates and scores)."
+    return (LatticeSearch(self.index, query, self.scorer, self.settings, excluded=excluded)
+            .run(self.iterations, self.token_budget))
+
+@patch
+def search(self:LatticeRetriever, queries:dict, k:int|None=10, excluded:dict|None=None, keep:bool=False) -> dict:
+    """{qid: {doc id: score}} of the top `k` scored leaves per query; `excluded[qid]` doc ids are masked; `keep`
+    keeps each `LatticeSearch` in `.searches`."""
+    if not isinstance(queries, dict):
+        raise InputError(f"queries must be a dict {{query id: text}}, got {type(queries).__name__}",
+                         field="queries")
+    excluded = excluded or {}
+    run = {}
+    for q, text in tqdm(queries.items(), desc="lattice", disable=not self.progress, leave=False):
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"query {q!r} has no text", field="query")
+        t0 = time.perf_counter()
+        s = self.search_query(text, excluded.get(q, ()))
+        hits = s.ranking(k)
+        run[q] = {d: v - j * 1e-9 for j, (d, v) in enumerate(hits)}
+        self.query_stats[q] = {**s.stats(), "total_seconds": round(time.perf_counter() - t0, 3)}
+        if keep: self.searches[q] = s
+    return run
+
+# %% ../../nbs/36_lattice.search.ipynb #bab452c8
+@patch
+def __repr__(self:LatticeRetriever):
+    return (f"LatticeRetriever({self.tree!r}, scorer={self.config['scorer']}, beam={self.beam}, "
+            f"iterations={self.iterations})")
+
+@patch(as_prop=True)
+def scorer_label(self:LatticeRetriever) -> str:
+    "The scorer, beam and token budget in words (e.g. 'pointwise, beam 2, budget 6000 tokens/query')."
+    return (f"{self.config['scorer']}, beam {self.beam}"
+            + (f", budget {self.token_budget} tokens/query" if self.token_budget else ""))
+
+@patch(as_prop=True)
+def label(self:LatticeRetriever) -> str:
+    "The name results are reported under: the method and its `scorer_label`, e.g. 'lattice(pointwise, beam 2)'."
+    return f"{self.name}({self.scorer_label})"
+
+# %% ../../nbs/36_lattice.search.ipynb #3d8e53de
+@patch
+def search_notes(self:LatticeRetriever) -> list[str]:
+    """How the searches so far ended, counted over `query_stats`: stopped by the token budget, with failed slates,
+    ranking leaves they never judged."""
+    st, name = list(self.query_stats.values()), self.config["scorer"]
+    n, count = len(st), lambda key: sum(bool(s.get(key)) for s in st)
+    out = []
+    if count("budget_spent"):
+        out.append(f"scorer {name}: the token budget ({self.token_budget} prompt tokens per query) stopped "
+                   f"{count('budget_spent')} of {n} searches")
+    if count("failed_slates"):
+        out.append(f"scorer {name}: {count('failed_slates')} of {n} searches had failed slates "
+                   f"({sum(s.get('failed_slates', 0) for s in st)} in all: refused or timed-out LLM calls, answers "
+                   "without a usable score)")
+    if count("leaves_unjudged"):
+        out.append(f"{count('leaves_unjudged')} of {n} searches stopped early: their rankings go on with the "
+                   "leaves they never judged, ordered by their deepest scored ancestor's path relevance")
+    return out

@@ -117,6 +117,7 @@ def _study_table(pq:dict, secs:dict, calls:dict, qids, names) -> dict:
         cmp[f"{m} - {best_base}"] = paired_diff(pq[m], pq[best_base], qids)
     return {"methods": t, "paired": cmp}
 
+# %% ../../nbs/37c_lattice.studies.ipynb #098cf3ee
 def _hybrid_llm_run(tree, allq, lq, cfg, llm, budget, slate_tokens, folder, progress) -> tuple:
     """(label, run, s/query, LLM calls/query, record) of LATTICE with hybrid routing (settings `cfg`) on the test
     queries `lq`, cached."""

@@ -12,6 +12,7 @@ from ..chunking import split_sentences, CHARS_PER_TOKEN
 from .tree import SemanticNode
 from ..core import FENCE_RULE, fence, defuse
 from .settings import SUMMARIZERS
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['SUMMARY_LEVELS', 'SUMMARY_SCHEMA', 'squash', 'clean_summary', 'first_sentence', 'ExtractiveSummarizer', 'LLMUsage',
@@ -71,22 +72,25 @@ class ExtractiveSummarizer:
         order = np.argsort(-row.data, kind="stable")[:n]
         return [str(self.vocab[row.indices[i]]) for i in order]
 
-    def document(self, text:str, title:str="") -> dict:
-        "{'topic', 'short', 'sentence', 'source': 'extractive'} of one document."
-        terms = self.top_terms(f"{title} {text}", 6)
-        short = " ".join(squash(title).split()[:10]) if squash(title) else " ".join(terms)
-        sent = first_sentence(text) or squash(title) or " ".join(terms)
-        return {"topic": " ".join(terms[:2]) or short, "short": short or sent, "sentence": sent, "source": "extractive"}
+# %% ../../nbs/32_lattice.summaries.ipynb #dbf65b25
+@patch
+def document(self:ExtractiveSummarizer, text:str, title:str="") -> dict:
+    "{'topic', 'short', 'sentence', 'source': 'extractive'} of one document."
+    terms = self.top_terms(f"{title} {text}", 6)
+    short = " ".join(squash(title).split()[:10]) if squash(title) else " ".join(terms)
+    sent = first_sentence(text) or squash(title) or " ".join(terms)
+    return {"topic": " ".join(terms[:2]) or short, "short": short or sent, "sentence": sent, "source": "extractive"}
 
-    def cluster(self, texts:list[str], example:str="") -> dict:
-        "Summary of a group from its members' `texts`; `example` = the most central member's short summary."
-        terms = self.top_terms(" ".join(texts), 8)
-        if not terms:   # no word the corpus vocabulary knows: describe the group by its example
-            ex = squash(example) or "miscellaneous documents"
-            return {"topic": " ".join(ex.split()[:2]), "short": " ".join(ex.split()[:10]), "sentence": ex,
-                    "source": "extractive"}
-        sent = "Documents on " + ", ".join(terms) + (f"; e.g. {example}" if example else "") + "."
-        return {"topic": " ".join(terms[:2]), "short": ", ".join(terms[:6]), "sentence": sent, "source": "extractive"}
+@patch
+def cluster(self:ExtractiveSummarizer, texts:list[str], example:str="") -> dict:
+    "Summary of a group from its members' `texts`; `example` = the most central member's short summary."
+    terms = self.top_terms(" ".join(texts), 8)
+    if not terms:   # no word the corpus vocabulary knows: describe the group by its example
+        ex = squash(example) or "miscellaneous documents"
+        return {"topic": " ".join(ex.split()[:2]), "short": " ".join(ex.split()[:10]), "sentence": ex,
+                "source": "extractive"}
+    sent = "Documents on " + ", ".join(terms) + (f"; e.g. {example}" if example else "") + "."
+    return {"topic": " ".join(terms[:2]), "short": ", ".join(terms[:6]), "sentence": sent, "source": "extractive"}
 
 # %% ../../nbs/32_lattice.summaries.ipynb #a7182d0c
 class LLMUsage:
@@ -137,6 +141,7 @@ def _summary_messages(title:str, text:str, max_chars:int) -> list[dict]:
             {"role": "user", "content": f"{body}\n\nSummarise this document at three levels of detail. Answer "
              'with a JSON object: "topic" (1-2 words), "short" (at most 10 words), "sentence" (one full sentence).'}]
 
+# %% ../../nbs/32_lattice.summaries.ipynb #1cadbfb1
 def summarize_documents(corpus:dict,                 # doc id -> {'title','text'} (or str)
                         llm=None,                    # `.json(messages, schema, **kw)`; None = `finrag.llm.get_llm()`
                         summarizer:str="llm",        # 'llm' | 'extractive'

@@ -5,6 +5,7 @@
 # %% ../../nbs/33b_lattice.update.ipynb #380146b4
 from __future__ import annotations
 import numpy as np
+from fastcore.basics import patch
 from ..core import InputError, Timings
 from ..beir import BeirDataset
 from ..llm import default_llm
@@ -79,6 +80,7 @@ UPDATE_OPTIONS = {   # the options of `add_documents` and `remove_documents` (No
              "other groups to its parent as new siblings, when the parent has room (else as 'child'); 'child': all "
              "groups become its new children; None = `[lattice] grow_split`"}
 
+# %% ../../nbs/33b_lattice.update.ipynb #7ba0f79b
 class _Updater:
     """What `add_documents` and `remove_documents` share: the tree's settings, the scorer that routes, the summariser,
     the counts."""
@@ -127,78 +129,92 @@ class _Updater:
         for l in tree.leaves():   # a leaf whose document embedding is known is scored by it (no re-encoding)
             if l.doc_id in self.known: self.vectors._cache.setdefault(l.desc, self.known[l.doc_id])
 
-    def touch(self, node:SemanticNode, n:int=1):
-        "Count `n` documents added or removed under `node` since its summary was written."
-        if node.summary is not None: node.summary["stale_docs"] = node.summary.get("stale_docs", 0) + n
+# %% ../../nbs/33b_lattice.update.ipynb #9b0bf391
+@patch
+def touch(self:_Updater, node:SemanticNode, n:int=1):
+    "Count `n` documents added or removed under `node` since its summary was written."
+    if node.summary is not None: node.summary["stale_docs"] = node.summary.get("stale_docs", 0) + n
 
-    def stale(self, node:SemanticNode) -> bool:
-        """Whether `node`'s summary must be rewritten: it has none, or more than `stale_share` of its documents changed
-        since it was written."""
-        if node.summary is None or not node.desc: return True
-        return node.summary.get("stale_docs", 0) > self.stale_share * len(node.leaves())
+@patch
+def stale(self:_Updater, node:SemanticNode) -> bool:
+    """Whether `node`'s summary must be rewritten: it has none, or more than `stale_share` of its documents changed
+    since it was written."""
+    if node.summary is None or not node.desc: return True
+    return node.summary.get("stale_docs", 0) > self.stale_share * len(node.leaves())
 
-    @property
-    def llm(self):
-        self._llm = default_llm(self._llm)
-        return self._llm
+# %% ../../nbs/33b_lattice.update.ipynb #04aa137a
+@patch(as_prop=True)
+def llm(self:_Updater):
+    self._llm = default_llm(self._llm)
+    return self._llm
 
-    def summarise(self, node:SemanticNode, depth:int):
-        """Refresh `node`'s summary and description from its children (the LLM above `llm_depth` when the summariser is
-        'llm')."""
-        how = self.summarizer if (self.llm_depth is None or depth < self.llm_depth) else "extractive"
-        kids = node.children
-        central = 0
-        if all(c.is_leaf for c in kids):
-            v = np.stack([self.vector(c) for c in kids]); central = int(np.argmax(v @ v.mean(0)))
-        s = summarize_cluster(kids, self.ex, self.llm if how == "llm" else None, how, central, self.ctx, self.usage,
-                              self.counts["summary_cluster"])
-        node.summary, node.desc = s | {"stale_docs": 0}, node_desc(s)
-        self.resummarised += 1
+@patch
+def summarise(self:_Updater, node:SemanticNode, depth:int):
+    """Refresh `node`'s summary and description from its children (the LLM above `llm_depth` when the summariser is
+    'llm')."""
+    how = self.summarizer if (self.llm_depth is None or depth < self.llm_depth) else "extractive"
+    kids = node.children
+    central = 0
+    if all(c.is_leaf for c in kids):
+        v = np.stack([self.vector(c) for c in kids]); central = int(np.argmax(v @ v.mean(0)))
+    s = summarize_cluster(kids, self.ex, self.llm if how == "llm" else None, how, central, self.ctx, self.usage,
+                          self.counts["summary_cluster"])
+    node.summary, node.desc = s | {"stale_docs": 0}, node_desc(s)
+    self.resummarised += 1
 
-    def vector(self, node:SemanticNode) -> np.ndarray:
-        "A leaf's embedding (given, else of its description), or the normalised mean of an internal node's leaves'."
-        if node.is_leaf and node.doc_id in self.known: return self.known[node.doc_id]
-        v = self._leaf_sum(node)
-        return v / max(float(np.linalg.norm(v)), 1e-12)
+# %% ../../nbs/33b_lattice.update.ipynb #8790b896
+@patch
+def vector(self:_Updater, node:SemanticNode) -> np.ndarray:
+    "A leaf's embedding (given, else of its description), or the normalised mean of an internal node's leaves'."
+    if node.is_leaf and node.doc_id in self.known: return self.known[node.doc_id]
+    v = self._leaf_sum(node)
+    return v / max(float(np.linalg.norm(v)), 1e-12)
 
-    def centroid(self, node:SemanticNode) -> np.ndarray:
-        """The normalised sum of the embeddings of `node`'s documents (its direction: the centroid's), from a memo kept
-        up to date by `added`/`regrouped`."""
-        if id(node) not in self._sums:   # the memo holds the node too, so that its id is never reused by another
-            self._sums[id(node)] = (node, self.vector(node) if node.is_leaf else self._leaf_sum(node))
-        v = self._sums[id(node)][1]
-        return v / max(float(np.linalg.norm(v)), 1e-12)
+@patch
+def centroid(self:_Updater, node:SemanticNode) -> np.ndarray:
+    """The normalised sum of the embeddings of `node`'s documents (its direction: the centroid's), from a memo kept
+    up to date by `added`/`regrouped`."""
+    if id(node) not in self._sums:   # the memo holds the node too, so that its id is never reused by another
+        self._sums[id(node)] = (node, self.vector(node) if node.is_leaf else self._leaf_sum(node))
+    v = self._sums[id(node)][1]
+    return v / max(float(np.linalg.norm(v)), 1e-12)
 
-    def _leaf_sum(self, node:SemanticNode) -> np.ndarray:
-        "The sum of the embeddings of `node`'s leaves (given, else of their descriptions, encoded in one batch)."
-        ls = node.leaves()
-        miss = [l.desc for l in ls if l.doc_id not in self.known]
-        got = dict(zip(miss, self.vectors._vecs(miss))) if miss else {}
-        return np.stack([self.known[l.doc_id] if l.doc_id in self.known else got[l.desc] for l in ls]).sum(0)
+@patch
+def _leaf_sum(self:_Updater, node:SemanticNode) -> np.ndarray:
+    "The sum of the embeddings of `node`'s leaves (given, else of their descriptions, encoded in one batch)."
+    ls = node.leaves()
+    miss = [l.desc for l in ls if l.doc_id not in self.known]
+    got = dict(zip(miss, self.vectors._vecs(miss))) if miss else {}
+    return np.stack([self.known[l.doc_id] if l.doc_id in self.known else got[l.desc] for l in ls]).sum(0)
 
-    def added(self, path:list, v:np.ndarray):
-        "A document of embedding `v` was inserted under every node of `path`: their memoised sums gain it."
-        for p in path:
-            if id(p) in self._sums: self._sums[id(p)] = (p, self._sums[id(p)][1] + v)
+# %% ../../nbs/33b_lattice.update.ipynb #894c2cb3
+@patch
+def added(self:_Updater, path:list, v:np.ndarray):
+    "A document of embedding `v` was inserted under every node of `path`: their memoised sums gain it."
+    for p in path:
+        if id(p) in self._sums: self._sums[id(p)] = (p, self._sums[id(p)][1] + v)
 
-    def regrouped(self, node:SemanticNode):
-        "`node` lost documents to new siblings: its sum is computed again when next needed."
-        self._sums.pop(id(node), None)
+@patch
+def regrouped(self:_Updater, node:SemanticNode):
+    "`node` lost documents to new siblings: its sum is computed again when next needed."
+    self._sums.pop(id(node), None)
 
-    def finish(self, op:str, n_docs:int) -> dict:
-        "Renumber the internal nodes, update the shape statistics, append this update's record to `stats['updates']`."
-        root = self.tree.root
-        _assign_ids(root)
-        rec = {"op": op, "docs": n_docs, "nodes_resummarised": self.resummarised, "splits": self.counts["splits"],
-               "spills": self.counts["spills"], "collapsed": self.counts["collapsed"],
-               "removed_nodes": self.counts["removed_nodes"],
-               "summaries": {"documents": self.counts["summary_doc"], "clusters": self.counts["summary_cluster"]},
-               "llm": self.usage.as_dict(),
-               "seconds": {k: round(v, 3) for k, v in self.t.items()} | {"total": round(self.t.total, 3)}}
-        st = self.tree.stats
-        st.update(tree_stats(root)); st["n_docs"] = st["n_leaves"]
-        st.setdefault("updates", []).append(rec)
-        return rec
+# %% ../../nbs/33b_lattice.update.ipynb #24606229
+@patch
+def finish(self:_Updater, op:str, n_docs:int) -> dict:
+    "Renumber the internal nodes, update the shape statistics, append this update's record to `stats['updates']`."
+    root = self.tree.root
+    _assign_ids(root)
+    rec = {"op": op, "docs": n_docs, "nodes_resummarised": self.resummarised, "splits": self.counts["splits"],
+           "spills": self.counts["spills"], "collapsed": self.counts["collapsed"],
+           "removed_nodes": self.counts["removed_nodes"],
+           "summaries": {"documents": self.counts["summary_doc"], "clusters": self.counts["summary_cluster"]},
+           "llm": self.usage.as_dict(),
+           "seconds": {k: round(v, 3) for k, v in self.t.items()} | {"total": round(self.t.total, 3)}}
+    st = self.tree.stats
+    st.update(tree_stats(root)); st["n_docs"] = st["n_leaves"]
+    st.setdefault("updates", []).append(rec)
+    return rec
 
 # %% ../../nbs/33b_lattice.update.ipynb #8283764d
 def _corpus_of(data) -> dict:
