@@ -17,7 +17,7 @@ from .settings import ANSWER_FORMATS
 # %% auto #0
 __all__ = ['CITE_ID_CHARS', 'MAX_SENTENCES', 'MAX_CITES', 'CITED_JSON_TOKENS', 'CITED_SYSTEM_PROMPT', 'CITED_INSTRUCTION',
            'FORMAT_METRICS', 'FORMAT_GUARDS', 'cited_schema', 'parse_cited', 'render_cited', 'cited_json',
-           'compare_answer_formats']
+           'compare_answer_formats', 'replay_latency']
 
 # %% ../../nbs/15a_graphrag.cited.ipynb #a15a0100
 CITE_ID_CHARS = 8   # chunk ids are shown (and cited) by their first 8 hex digits: easier for a small model to copy
@@ -307,3 +307,21 @@ def compare_answer_formats(text:dict,                 # an `evaluate_graphrag` r
     choice = _choose_format(A, B, halves, metric, guards, margin, seed, n_bootstrap)
     return dict(split=dict(seed=seed, choose=sorted(ch_q), report=sorted(rp_q)), halves=table, choice=choice,
                 fallbacks=_fallback_counts(cited), by_system=_by_system(text, cited))
+
+# %% ../../nbs/15a_graphrag.cited.ipynb #f7d41973
+def replay_latency(rows:list,      # evaluation rows (`evaluate_graphrag`'s `rows`) to fill, in place
+                   measured:list   # rows of another run: those with `llm_s` measured (not a cache hit) are the source
+                  ) -> int:
+    """Fill each answered, cached row of `rows` without a latency from the row of `measured` with the same question,
+    mode, answer format, chunk ids and answer text: `llm_s` = its measured generation seconds, `latency_s` = this
+    row's `retrieval_s` + that, `latency_replayed` True. Returns the rows filled; rows without a match stay None."""
+    key = lambda r: (r["question_id"], r["mode"], r.get("answer_format") or "text", tuple(r.get("chunk_ids") or ()),
+                     r.get("answer"))
+    src = {key(r): r["llm_s"] for r in measured
+           if r.get("answered") and not r.get("cached") and r.get("llm_s") is not None and r.get("answer")}
+    n = 0
+    for r in rows:
+        s = src.get(key(r)) if r.get("answered") and r.get("cached") and r.get("latency_s") is None else None
+        if s is None: continue
+        r.update(llm_s=s, latency_s=(r.get("retrieval_s") or 0.0) + s, latency_replayed=True); n += 1
+    return n
