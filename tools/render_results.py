@@ -200,7 +200,10 @@ def p1_ragas_run() -> str:
            "| seconds / judged row | cost bench, seconds / sample |", "|---" * 7 + "|"]
     for m, v in r["after"].items():
         if not v["n"]: continue
-        per = lambda k: v[k] / v["calls"] if v["calls"] else float("nan")
+        if not v["calls"]:
+            out.append(f"| {m} | {v['n']} | 0: every judgment from the judgment cache | | | | {r['before'][m]['seconds_per_sample']:.1f} |")
+            continue
+        per = lambda k: v[k] / v["calls"]
         out.append(f"| {m} | {v['n']} | {v['calls']} | {per('prompt_tokens'):,.0f} | {v['cached_tokens'] / max(v['prompt_tokens'], 1):.1%} "
                    f"| {v['seconds'] / v['n']:.1f} | {r['before'][m]['seconds_per_sample']:.1f} |")
     left = [m for m, v in r["after"].items() if not v["n"]]
