@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json, re, sqlite3, threading, time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, asdict, replace
+from dataclasses import dataclass, replace
 from fastcore.basics import patch
 import httpx2, openai, tenacity
 from .core import FinragError, InputError, LLMError
@@ -17,10 +17,11 @@ from .llm_transport import (
     _Deadline, _TooLarge, _BadBody, _StreamBroken, _retryable, _retry_after, _llm_error, _check_url, _check_messages,
     _JSON_MODES, _json_request, _BadLogprobs, _token_logprobs, _cache_key, open_cache,
     _Watchdog, _watch, _read_stream, _completion)
+# what a call returns and what it cost (nbs/04d_llm_usage); importers of `finrag.llm` find them here too
+from .llm_usage import LLMResponse, LLMStats, USAGE_KEYS, add_usage, response_usage  # noqa: F401
 
 # %% auto #0
-__all__ = ['USAGE_KEYS', 'parse_json_loose', 'StrictJSON', 'LLMResponse', 'LLMStats', 'response_usage', 'add_usage', 'LLMClient',
-           'chat_many', 'get_llm', 'default_llm']
+__all__ = ['parse_json_loose', 'StrictJSON', 'LLMClient', 'chat_many', 'get_llm', 'default_llm']
 
 # %% ../nbs/04_llm.ipynb #737a16f3
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.S)
@@ -45,82 +46,6 @@ class StrictJSON:
     "`chat(json_schema=StrictJSON(schema, parse))`: `schema` as `json_schema` only (refused: `LLMError` 400/422)."
     schema: dict          # the JSON Schema
     parse: object = None  # fn(text) -> the value, or None (not the JSON asked for); None = `parse_json_loose`
-
-# %% ../nbs/04_llm.ipynb #53d377bf
-@dataclass
-class LLMResponse:
-    "One chat completion: text, model name, `usage` token counts, wall seconds, cache flag, parsed JSON (`data`)."
-    text: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float     # wall seconds of this call (retries included; a cache lookup for cached=True)
-    cached: bool
-    data: object|None = None   # parsed JSON when JSON was requested; None when parsing failed
-    logprobs: list|None = None # `chat(..., logprobs=n)`: per generated token [token, logprob, [[alt, logprob], ...n]]
-    first_token_s: float|None = None  # streaming: seconds from the request to the first content token
-    server_timings: dict|None = None  # llama.cpp's `timings` (prompt_n, prompt_per_second, ...) when sent
-    empty: bool = False        # the server returned no choices or null/empty content (counted, never cached)
-
-# %% ../nbs/04_llm.ipynb #f766e9c3
-@dataclass
-class LLMStats:
-    "Counters of one `LLMClient`; tokens and seconds count HTTP calls only (not cache hits)."
-    calls: int = 0            # chat() calls, cached and failed ones included
-    cache_hits: int = 0
-    retries: int = 0          # HTTP attempts repeated after a timeout, connection error, bad body, 408/409/429 or 5xx
-    failures: int = 0         # calls that raised LLMError
-    parse_failures: int = 0   # JSON requested but no JSON found in the answer
-    empty_completions: int = 0  # answers with no choices or null/empty content (never cached)
-    relevance_fallbacks: int = 0  # `relevance()` calls whose top log-probabilities held neither yes nor no
-    logprob_fallbacks: int = 0    # log-probabilities asked for but malformed (a shape or a non-number): read as none
-    too_large: int = 0            # responses refused for passing `max_response_bytes` (never cached)
-    # structured answers asked again as free text: the endpoint refused the JSON schema, or answered other JSON
-    # (`finrag.graphrag.answer`)
-    schema_fallbacks: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0      # wall seconds of the HTTP calls
-
-    @property
-    def tokens_per_s(self) -> float:
-        "Completion tokens per second of HTTP time (0.0 before the first call)."
-        return self.completion_tokens/self.seconds if self.seconds > 0 else 0.0
-
-    def as_dict(self) -> dict: return {**asdict(self), "tokens_per_s": self.tokens_per_s}
-
-    def fallback_note(self) -> str:
-        """One line naming the counted fallbacks of this client (answers read another way than asked), '' when there
-        were none; the CLI prints it on stderr."""
-        what = {"logprob_fallbacks": "malformed log-probabilities (read from the text instead)",
-                "relevance_fallbacks": "relevance judgements without yes/no log-probabilities (read from the text)",
-                "parse_failures": "answers that were not the JSON asked for", "empty_completions": "empty answers",
-                "too_large": "answers refused as too large",
-                "schema_fallbacks": "cited answers asked again as free text (the endpoint refused the JSON schema, or "
-                                    "did not follow it)"}
-        got = [f"{getattr(self, k)} {v}" for k, v in what.items() if getattr(self, k)]
-        return "note: the LLM gave " + "; ".join(got) + " (none of them cached)" if got else ""
-
-    def since(self, before:dict, keys=None) -> dict:
-        "{counter: now − then} for `keys` (default `USAGE_KEYS`), `before` being an earlier `asdict(stats)` snapshot."
-        now = asdict(self)
-        return {k: now[k] - before[k] for k in (USAGE_KEYS if keys is None else keys) if k in now}
-
-# %% ../nbs/04_llm.ipynb #a1d0c7e3
-USAGE_KEYS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens")
-
-# %% ../nbs/04_llm.ipynb #687dd653
-def response_usage(r) -> dict:
-    "The `USAGE_KEYS` counters of one chat response `r`: calls=1, cache_hits 0/1, its token counts (missing/None = 0)."
-    return {"calls": 1, "cache_hits": int(bool(getattr(r, "cached", False))),
-            "prompt_tokens": int(getattr(r, "prompt_tokens", 0) or 0),
-            "completion_tokens": int(getattr(r, "completion_tokens", 0) or 0)}
-
-# %% ../nbs/04_llm.ipynb #ac89f355
-def add_usage(acc, r):
-    "Add `response_usage(r)` to the same-named counter attributes of `acc`; returns `r`."
-    for k, v in response_usage(r).items(): setattr(acc, k, getattr(acc, k) + v)
-    return r
 
 # %% ../nbs/04_llm.ipynb #3b5c2285
 class LLMClient:
@@ -318,6 +243,56 @@ def close(self:LLMClient):
     if self.cache is not None: self.cache.close()
     if self._sdk is not None: self._sdk.close()
 
+# %% ../nbs/04_llm.ipynb #ba1ec63b
+@patch
+def _request(self:LLMClient, messages:list, json_schema, mode, max_tokens:int, temperature, seed, logprobs,
+             extra:dict) -> tuple:
+    "(the request body of one `chat` attempt in JSON form `mode` (None: plain text), its `response_format`)."
+    msgs, rf = _json_request(messages, json_schema, mode) if mode else (list(messages), None)
+    req = dict(model=self.model, messages=msgs, max_tokens=max_tokens,
+               temperature=self.temperature if temperature is None else temperature)
+    if seed is not None: req["seed"] = seed
+    if logprobs is not None: req.update(logprobs=True, top_logprobs=int(logprobs))
+    if rf is not None: req["response_format"] = rf
+    if extra: req["extra_body"] = extra
+    return req, rf
+
+# %% ../nbs/04_llm.ipynb #ba1ec63c
+@patch
+def _hit(self:LLMClient, rec:dict, t0:float, on_token, json_schema, json_parse) -> LLMResponse:
+    "The response of cache record `rec` (a hit: counted; a stream's callback gets the whole text once)."
+    with self._lock: self.stats.cache_hits += 1
+    if on_token is not None and rec["text"]: on_token(rec["text"])
+    return self._parse(LLMResponse(**rec, latency_s=time.perf_counter() - t0, cached=True), json_schema, json_parse)
+
+# %% ../nbs/04_llm.ipynb #ba1ec63d
+@patch
+def _answer(self:LLMClient, out:dict, t0:float, logprobs, json_schema, json_parse, mode) -> tuple:
+    """(the `LLMResponse` of completion `out`, its cache record, whether to cache it): its usage counted, the JSON form
+    `mode` that worked (None: none to keep) kept for the next call. A malformed answer (empty, malformed
+    log-probabilities, not the JSON asked for) is not cached: it is asked again next time."""
+    dt, u, ch = time.perf_counter() - t0, out.get("usage") or {}, (out["choices"] or [None])[0]
+    text = ((ch or {}).get("message") or {}).get("content")
+    rec = dict(text=text or "", model=out.get("model") or self.model,
+               prompt_tokens=int(u.get("prompt_tokens") or 0),
+               completion_tokens=int(u.get("completion_tokens") or 0))
+    bad_logprobs = False
+    if logprobs is not None:
+        try: rec["logprobs"] = _token_logprobs(ch)
+        except _BadLogprobs:
+            rec["logprobs"], bad_logprobs = None, True
+            with self._lock: self.stats.logprob_fallbacks += 1
+    empty = not (text or "").strip()
+    with self._lock:
+        st = self.stats
+        st.prompt_tokens += rec["prompt_tokens"]; st.completion_tokens += rec["completion_tokens"]; st.seconds += dt
+        st.empty_completions += empty
+        if mode: self._json_mode = mode
+    res = self._parse(LLMResponse(**rec, latency_s=dt, cached=False, first_token_s=out.get("_first_token_s"),
+                                  server_timings=out.get("timings"), empty=empty), json_schema, json_parse)
+    unparsed = json_schema is not None and res.data is None
+    return res, rec, not (empty or bad_logprobs or unparsed)
+
 # %% ../nbs/04_llm.ipynb #ba1ec63e
 @patch
 def chat(self:LLMClient,
@@ -341,20 +316,10 @@ def chat(self:LLMClient,
     if json_schema is None: modes = (None,)
     else: modes = ("json_schema",) if strict else _JSON_MODES[_JSON_MODES.index(self._json_mode):]
     for i, mode in enumerate(modes):
-        msgs, rf = _json_request(messages, json_schema, mode) if mode else (list(messages), None)
-        req = dict(model=self.model, messages=msgs, max_tokens=max_tokens,
-                   temperature=self.temperature if temperature is None else temperature)
-        if seed is not None: req["seed"] = seed
-        if logprobs is not None: req.update(logprobs=True, top_logprobs=int(logprobs))
-        if rf is not None: req["response_format"] = rf
-        if extra: req["extra_body"] = extra
+        req, rf = self._request(messages, json_schema, mode, max_tokens, temperature, seed, logprobs, extra)
         key = _cache_key(self.identity, req)
         hit = self._cache_get(key) if cache and self.cache is not None else None
-        if hit is not None:
-            with self._lock: self.stats.cache_hits += 1
-            if on_token is not None and hit["text"]: on_token(hit["text"])
-            r = LLMResponse(**hit, latency_s=time.perf_counter() - t0, cached=True)
-            return self._parse(r, json_schema, json_parse)
+        if hit is not None: return self._hit(hit, t0, on_token, json_schema, json_parse)
         if on_token is not None: req.update(stream=True, stream_options={"include_usage": True})
         try: out = self._create(req, on_token)
         except LLMError as e:
@@ -362,28 +327,8 @@ def chat(self:LLMClient,
             if rf is not None and e.status_code in (400, 422) and i + 1 < len(modes): continue
             with self._lock: self.stats.failures += 1
             raise
-        dt, u, ch = time.perf_counter() - t0, out.get("usage") or {}, (out["choices"] or [None])[0]
-        text = ((ch or {}).get("message") or {}).get("content")
-        rec = dict(text=text or "", model=out.get("model") or self.model,
-                   prompt_tokens=int(u.get("prompt_tokens") or 0),
-                   completion_tokens=int(u.get("completion_tokens") or 0))
-        bad_logprobs = False
-        if logprobs is not None:
-            try: rec["logprobs"] = _token_logprobs(ch)
-            except _BadLogprobs:
-                rec["logprobs"], bad_logprobs = None, True
-                with self._lock: self.stats.logprob_fallbacks += 1
-        empty = not (text or "").strip()
-        with self._lock:
-            st = self.stats
-            st.prompt_tokens += rec["prompt_tokens"]; st.completion_tokens += rec["completion_tokens"]; st.seconds += dt
-            st.empty_completions += empty
-            if mode and not strict: self._json_mode = mode
-        res = self._parse(LLMResponse(**rec, latency_s=dt, cached=False, first_token_s=out.get("_first_token_s"),
-                                      server_timings=out.get("timings"), empty=empty), json_schema, json_parse)
-        unparsed = json_schema is not None and res.data is None
-        # a malformed answer is not cached: it is asked again next time
-        if cache and self.cache is not None and not (empty or bad_logprobs or unparsed): self._cache_set(key, rec)
+        res, rec, keep = self._answer(out, t0, logprobs, json_schema, json_parse, None if strict else mode)
+        if cache and self.cache is not None and keep: self._cache_set(key, rec)
         return res
 
 # %% ../nbs/04_llm.ipynb #a7d1e004

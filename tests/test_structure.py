@@ -258,11 +258,6 @@ def test_the_duplicate_name_list_check_can_fail():
 
 MAX_LINE = 120
 UNWRAPPED = {   # modules not yet wrapped to MAX_LINE: this set only shrinks
-    "cli.py",
-    "cli_eval.py",
-    "cli_options.py",
-    "cli_train.py",
-    "config.py",
     "graphrag/answer.py",
     "graphrag/eval.py",
     "graphrag/rag.py",

@@ -118,7 +118,8 @@ class LatticeSettings:
     hybrid_tokens: int = valid(0, what=">= 0 tokens (0 = no limit)")
     fusion: str = valid(choices=FUSIONS)                   # LATTICE++: how LATTICE's run joins BM25's and dense's
     # LATTICE++: the runs' weights
-    fusion_weights: tuple = valid(0.0, 100.0, what="three numbers in [0, 100] (LATTICE, BM25, dense)")
+    fusion_weights: tuple = valid(0.0, 100.0, length=3, sum_gt=0.0,
+                                  what="three numbers in [0, 100], not all 0 (LATTICE, BM25, dense)")
     fusion_rrf_k: float = valid(gt=0.0, what="> 0")        # LATTICE++ with fusion = rrf: the RRF constant
     # update: where `add_documents` inserts a document (the nearest leaf centroid, as the k-means build; or the scorer
     # on node descriptions)

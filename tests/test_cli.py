@@ -1,0 +1,108 @@
+"""The command line's `--set KEY=VALUE`, method options and help, as a user meets them through the console entry point
+(`finrag.cli.main`, in-process): a mistake is one line on stderr and exit code 2, never a traceback; `--help` always
+prints help and never runs the command."""
+from pathlib import Path
+import pytest
+from cli_helpers import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+NOWHERE = "/nonexistent/beir"      # every option is checked before the data is read: accepted ones reach this folder
+WEIGHTS = "takes three numbers in [0, 100], not all 0 (LATTICE, BM25, dense): a JSON list ([0.5, 1, 1]) or comma-separated (0.5, 1, 1)"
+
+
+def refused(capsys, *args) -> str:
+    "stderr of `finrag eval retrieval --data NOWHERE *args`, asserted to be one line, exit 2, no traceback."
+    code, out, err = run_cli(capsys, "eval", "retrieval", "--data", NOWHERE, *args)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (code, err)
+    return err.strip()
+
+
+@pytest.mark.parametrize("value,message", [
+    ('["a",1,1]', "[lattice] fusion_weights " + WEIGHTS),
+    ("[true,1,1]", "[lattice] fusion_weights " + WEIGHTS),                      # a bool is no number
+    ("1, x", "[lattice] fusion_weights " + WEIGHTS),
+    ("[0,0,0]", "fusion_weights (0.0, 0.0, 0.0) must be three numbers in [0, 100], not all 0"),
+    ("[1,1]", "fusion_weights (1.0, 1.0) must be three numbers in [0, 100]"),    # the record fixes three
+    ("[1,1,101]", "fusion_weights (1.0, 1.0, 101.0) must be three numbers in [0, 100]")])
+def test_a_list_setting_is_checked_value_by_value(capsys, value, message):
+    assert message in refused(capsys, "--method", "lattice++", "--set", f"fusion_weights={value}")
+
+
+@pytest.mark.parametrize("value", ["0.5, 1, 0", "[0.5, 1, 0]"])
+def test_a_list_setting_takes_the_settings_file_form_and_json(capsys, value):
+    assert "BEIR folder not found" in refused(capsys, "--method", "lattice++", "--set", f"fusion_weights={value}")
+
+
+def test_a_type_error_names_the_type_with_its_article(capsys):
+    assert "--set 'beam=x': [lattice] beam takes an int in [1, 1000] nodes" in refused(capsys, "--method", "lattice", "--set", "beam=x")
+    assert "[lattice] path_alpha takes a float in [0, 1]" in refused(capsys, "--method", "lattice", "--set", "path_alpha=high")
+
+
+def test_stage1_is_one_check_by_option_and_by_set(capsys):
+    "`--stage1 X` and `--set stage1=X` reach the cascade as one option: the same names accepted, the same error."
+    args = ("--data", str(ROOT / "data" / "sample" / "beir_sample"), "--method", "hierarchical")
+    said = [run_cli(capsys, "eval", "retrieval", *args, *a)[2].strip() for a in (("--stage1", "nosuch"), ("--set", "stage1=nosuch"))]
+    assert said[0] == said[1] and "unknown scorer 'nosuch'; use one of bm25" in said[0] and "splade" in said[0], said
+    assert "BEIR folder not found" in refused(capsys, "--method", "hierarchical", "--set", "stage1=splade")   # a registered name
+
+
+@pytest.mark.parametrize("sets", [("stage2=NONE", "stage2=none"), ("stage2=none", "stage2= none ")])
+def test_two_sets_of_one_value_are_one_value(capsys, sets):
+    args = [a for s in sets for a in ("--set", s)]
+    assert "BEIR folder not found" in refused(capsys, "--method", "hierarchical", *args)
+
+
+def test_aliases_are_one_value_and_other_values_are_two(capsys):
+    assert "BEIR folder not found" in refused(capsys, "--method", "lattice", "--set", "scorer=llm", "--set", "scorer=pointwise")
+    assert "BEIR folder not found" in refused(capsys, "--method", "lattice", "--scorer", "pointwise", "--set", "scorer=llm")
+    assert "two values for [lattice] scorer" in refused(capsys, "--method", "lattice", "--set", "scorer=llm", "--set", "scorer=listwise")
+
+
+def test_none_stands_alone_and_runs_no_labelled_preretrieval(capsys):
+    assert "(or none alone)" in refused(capsys, "--method", "hierarchical", "--set", 'preretrieval=["none","units"]')
+    assert '--preretrieval and --set preretrieval=["none"]: two values for [hierarchical] preretrieval' in \
+        refused(capsys, "--method", "hierarchical", "--preretrieval", "--set", 'preretrieval=["none"]')
+    assert "--llm-preretrieval needs pre-retrieval" in refused(capsys, "--method", "hierarchical", "--llm-preretrieval", "--set", "preretrieval=none")
+
+
+def test_steps_none_run_and_are_labelled_without_preretrieval(capsys):
+    import json
+    code, out, err = run_cli(capsys, "eval", "retrieval", "--data", ROOT / "data" / "sample" / "beir_sample", "--method", "hierarchical",
+                             "--stage1", "bm25", "--stage2", "none", "--set", "preretrieval=none", "--json", "--max-queries", "2")
+    r = json.loads(out.strip().splitlines()[-1])
+    assert code == 0 and r["preretrieval"] is False and not r["method"].startswith("hierarchical(pre+"), (code, err, r)
+
+
+@pytest.mark.parametrize("method,option,right", [
+    ("lattice", ("--stage1", "bm25"), "--stage1 is an option of --method hierarchical; lattice takes --tree, --scorer"),
+    ("hierarchical", ("--scorer", "embedding"), "--scorer is an option of --method lattice or lattice++; hierarchical takes --stage1, --stage2"),
+    ("hybrid", ("--tree", "t.json"), "--tree is an option of --method lattice or lattice++")])
+def test_a_misdirected_option_names_the_methods_that_take_it(capsys, method, option, right):
+    assert right in refused(capsys, "--method", method, *option)
+
+
+@pytest.fixture
+def broken_settings(tmp_path, monkeypatch):
+    p = tmp_path / "settings.ini"
+    p.write_text((ROOT / "settings.ini").read_text(encoding="utf-8").replace("beam = 4\n", "beam = 0\n"), encoding="utf-8")
+    monkeypatch.setenv("FINRAG_SETTINGS", str(p))
+    return p
+
+
+@pytest.mark.parametrize("group", ["eval", "data", "train", "lattice"])
+def test_a_bare_group_prints_its_help_even_with_a_broken_settings_file(capsys, broken_settings, group):
+    code, out, err = run_cli(capsys, group)
+    assert f"finrag {group} [OPTIONS] COMMAND" in out + err and "Commands:" in out + err and "error:" not in out + err, (code, out, err)
+
+
+@pytest.mark.parametrize("args", [("data", "list", "--root", "--help"), ("data", "list", "--root", "X", "--help"),
+                                  ("eval", "retrieval", "--data", "--help"), ("eval", "retrieval", "--set", "--help", "--method", "bm25")])
+def test_help_wins_over_every_other_option_and_never_runs_the_command(capsys, broken_settings, args):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 0 and out.startswith("Usage: ") and f"finrag {' '.join(args[:2])} [OPTIONS]" in out and not err, (code, out, err)
+    assert "data root:" not in out and "BEIR folder not found" not in out + err
+
+
+def test_a_broken_settings_file_still_stops_a_command(capsys, broken_settings):
+    code, out, err = run_cli(capsys, "data", "list", "--root", "X")
+    assert code == 2 and "[lattice] beam = 0 must be in [1, 1000] nodes" in err, (code, err)
