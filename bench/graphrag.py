@@ -47,7 +47,7 @@ def latency(rag, qs, label, paper=None):
     out = {"n": len(qs)}
     systems = {"vector": lambda q: rag.retrieve(q, "vector"), "graph": lambda q: rag.retrieve(q, "graph")}
     if paper is not None: systems["paper"] = lambda q: paper.retrieve(q, "graph")
-    from finrag.graphrag.eval import _retrieve            # the evaluation's own hybrid@graph (the graph's budget, found before the clock starts)
+    from finrag.graphrag.eval_rows import _retrieve       # the evaluation's own hybrid@graph (the graph's budget, found before the clock starts)
     graph_of = {q: {"graph": rag.retrieve(q, "graph")} for q in qs}
     systems["hybrid@graph"] = lambda q: _retrieve(rag, paper, q, "hybrid@graph", graph_of[q])
     for mode, run in systems.items():

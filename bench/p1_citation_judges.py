@@ -37,7 +37,8 @@ import numpy as np
 from finrag.core import data_dir, project_root
 from finrag.config import get_settings
 from finrag.graphrag.eval import jsonable
-from finrag.graphrag.answer import CITATION_JUDGES, answer_sentences, citation_judge, consistency_conflicts, verify_citations, _NO_ANSWER
+from finrag.graphrag.answer import CITATION_JUDGES, answer_sentences, citation_judge, verify_citations, _NO_ANSWER
+from finrag.graphrag.consistency import consistency_conflicts
 from finrag.llm import LLMClient
 
 import inspect

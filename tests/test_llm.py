@@ -205,7 +205,8 @@ def test_default_tier_gives_a_grounded_cited_answer(tmp_path, monkeypatch):
     "The 1.5B tier, assembled from the installed packages, answers a question about the made-up sample from its context."
     monkeypatch.setenv("FINRAG_LLM", "qwen2.5-coder-1.5b")
     from finrag.core import sample_news_path, stable_id
-    from finrag.graphrag.rag import ContextItem, RAGResult
+    from finrag.graphrag.context import ContextItem
+    from finrag.graphrag.rag import RAGResult
     from finrag.graphrag.answer import build_prompt, check_citations
     rows = {r["id"]: r for r in map(json.loads, sample_news_path().read_text().splitlines())}
     res = RAGResult("By how much did Nvidia's shares rise after its record data-center revenue?", "vector")
@@ -384,7 +385,8 @@ def test_lattice_slates_of_a_step_go_out_together_in_order_and_a_refused_one_fai
 
 def test_p1_answers_go_out_together_and_a_failure_keeps_the_others(tmp_path):
     "P1's `answer_many` (the evaluation's answers): bounded concurrency, order kept, one failed call returned in its place."
-    from finrag.graphrag.rag import RAGResult, ContextItem
+    from finrag.graphrag.rag import RAGResult
+    from finrag.graphrag.context import ContextItem
     from finrag.graphrag.answer import answer_many
     def reply(body, n):
         u = body["messages"][-1]["content"]

@@ -257,11 +257,6 @@ def test_the_duplicate_name_list_check_can_fail():
 # ---- lines in finrag/ hold 120 characters (nbdev's generated `__all__` is nbdev's width, not ours) ----
 
 MAX_LINE = 120
-UNWRAPPED = {   # modules not yet wrapped to MAX_LINE: this set only shrinks
-    "graphrag/answer.py",
-    "graphrag/eval.py",
-    "graphrag/rag.py",
-}
 
 
 def long_lines(text: str, limit: int = MAX_LINE) -> list:
@@ -273,10 +268,8 @@ def long_lines(text: str, limit: int = MAX_LINE) -> list:
 
 def test_lines_hold_120_characters():
     over = {m: long_lines(s) for m, s in library_sources().items()}
-    bad = {m: v[:3] for m, v in over.items() if v and m not in UNWRAPPED}
+    bad = {m: v[:3] for m, v in over.items() if v}
     assert not bad, f"lines over {MAX_LINE} characters (wrap them in the notebook, then nbdev-export): {bad}"
-    done = sorted(m for m in UNWRAPPED if not over.get(m))
-    assert not done, f"wrapped now: take them off UNWRAPPED in tests/test_structure.py: {done}"
 
 
 def test_the_line_check_can_fail():
