@@ -245,7 +245,7 @@ class HierarchicalRetriever:
         h = self.settings = with_overrides(base, overrides, "HierarchicalRetriever")
         self.stage1_keep, self.final_k, fusion = int(h.stage1_keep), int(h.final_k), h.fusion
         if preretrieval is True: preretrieval = PreRetrievalConfig.from_settings(h.preretrieval)
-        preretrieval = preretrieval or None
+        preretrieval = None if not preretrieval or preretrieval == PreRetrievalConfig.off() else preretrieval   # `none`
         self.cfg, self.llm, self.timings, self.raw = preretrieval, llm, Timings(), corpus
         self.pre = None if preretrieval is None else PreRetriever(preretrieval, llm)
         with self.timings("preretrieval.documents"):
@@ -327,11 +327,12 @@ def stage_seconds(self:HierarchicalRetriever) -> dict:
 def preretrieval_step(default:bool):   # the method's default when the switch is None
     """P2's `prepare(dataset, switch, options) -> (dataset, options, applied)` for a builder that applies pre-retrieval
     itself (its `preretrieval` option); the switch `True` runs the steps of `options['config']` (a
-    `HierarchicalSettings`) when given, else of the settings."""
+    `HierarchicalSettings`) when given, else of the settings; steps `none` (every step off) is no pre-retrieval."""
     def prepare(ds, switch, options):
         on = default if switch is None else switch
         steps = getattr(options.get("config"), "preretrieval", None)
         cfg = None if on is False else PreRetrievalConfig.from_settings(steps) if on is True else on
+        if cfg == PreRetrievalConfig.off(): cfg = None                # every step off (`none`): no pre-retrieval
         return ds, {**options, "preretrieval": cfg}, cfg is not None
     return prepare
 
