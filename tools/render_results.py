@@ -205,7 +205,7 @@ def p1_ragas_run() -> str:
             continue
         per = lambda k: v[k] / v["calls"]
         out.append(f"| {m} | {v['n']} | {v['calls']} | {per('prompt_tokens'):,.0f} | {v['cached_tokens'] / max(v['prompt_tokens'], 1):.1%} "
-                   f"| {v['seconds'] / v['n']:.1f} | {r['before'][m]['seconds_per_sample']:.1f} |")
+                   f"| {v['seconds_per_sample']:.1f} | {r['before'][m]['seconds_per_sample']:.1f} |")
     left = [m for m, v in r["after"].items() if not v["n"]]
     return "\n".join(out) + ("\n\nNot judged in this run: " + ", ".join(left) + ".\n" if left else "\n")
 
