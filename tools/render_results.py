@@ -196,18 +196,28 @@ def p1_ragas_cost() -> str:
 def p1_ragas_run() -> str:
     "The judged samples of the P1 experiment itself (results/p1_eval.json `ragas_cost`): per metric one after another over every row, beside the cost bench's 'before'."
     r = result("p1_eval")["ragas_cost"]
-    out = ["| metric | rows judged | LLM calls | prompt tokens / call | read from the prompt cache "
-           "| seconds / judged row | cost bench, seconds / sample |", "|---" * 7 + "|"]
+    out = ["| metric | rows judged | LLM calls | prompt tokens / call | read from the prompt cache | seconds / call "
+           "| seconds / judged sample | cost bench, seconds / sample |", "|---" * 8 + "|"]
+    carried = []
     for m, v in r["after"].items():
         if not v["n"]: continue
+        bench = f"{r['before'][m]['seconds_per_sample']:.1f}"
         if not v["calls"]:
-            out.append(f"| {m} | {v['n']} | 0: every judgment from the judgment cache | | | | {r['before'][m]['seconds_per_sample']:.1f} |")
+            out.append(f"| {m} | {v['n']} | 0: every judgment from the judgment cache | | | | | {bench} |")
             continue
+        if v.get("carried"): carried.append(m)
         per = lambda k: v[k] / v["calls"]
-        out.append(f"| {m} | {v['n']} | {v['calls']} | {per('prompt_tokens'):,.0f} | {v['cached_tokens'] / max(v['prompt_tokens'], 1):.1%} "
-                   f"| {v['seconds_per_sample']:.1f} | {r['before'][m]['seconds_per_sample']:.1f} |")
+        out.append(f"| {m}{' *' if v.get('carried') else ''} | {v['n']} | {v['calls']} | {per('prompt_tokens'):,.0f} "
+                   f"| {v['cached_tokens'] / max(v['prompt_tokens'], 1):.1%} | {v['seconds_per_call']:.1f} "
+                   f"| {v['seconds_per_sample']:.1f} | {bench} |")
     left = [m for m, v in r["after"].items() if not v["n"]]
-    return "\n".join(out) + ("\n\nNot judged in this run: " + ", ".join(left) + ".\n" if left else "\n")
+    notes = ["A judgment already in the judgment cache makes no call, so seconds / judged sample is seconds per call times "
+             "the calls one sample makes (2 for faithfulness, 1 for answer relevancy and context recall, one per context "
+             "for context precision)."]
+    if carried: notes.append("\\* " + ", ".join(carried) + ": this run read every judgment from the cache; the row is the "
+                             "run that made the calls.")
+    if left: notes.append("Not judged in this run: " + ", ".join(left) + ".")
+    return "\n".join(out) + "\n\n" + " ".join(notes) + "\n"
 
 
 def p1_answer_format() -> str:
