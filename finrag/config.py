@@ -172,7 +172,8 @@ def _parse(raw:str, typ):
         names = t == "tuple[str,...]"
         if not isinstance(items, list) or not all(isinstance(x, str) if names else isinstance(x, (str, int, float))
                                                   and not isinstance(x, bool) for x in items): raise ValueError(raw)
-        return tuple(x.strip() if names else float(x) for x in items)
+        # a list of names: 'none' in any case is 'none'
+        return tuple(("none" if x.strip().lower() == "none" else x.strip()) if names else float(x) for x in items)
     if t == "int": return int(s)
     if t == "float": return float(s)
     if t == "bool":

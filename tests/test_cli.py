@@ -106,3 +106,37 @@ def test_help_wins_over_every_other_option_and_never_runs_the_command(capsys, br
 def test_a_broken_settings_file_still_stops_a_command(capsys, broken_settings):
     code, out, err = run_cli(capsys, "data", "list", "--root", "X")
     assert code == 2 and "[lattice] beam = 0 must be in [1, 1000] nodes" in err, (code, err)
+
+
+@pytest.mark.parametrize("sets", [("preretrieval=NONE",), ("preretrieval=None", "preretrieval=none"),
+                                  ("preretrieval=units,lowercase", "preretrieval=lowercase,units"),
+                                  ("preretrieval=units,units", 'preretrieval=["units"]')])
+def test_preretrieval_steps_are_a_set_and_none_is_none_in_any_case(capsys, sets):
+    args = [a for s in sets for a in ("--set", s)]
+    assert "BEIR folder not found" in refused(capsys, "--method", "hierarchical", *args)
+
+
+def test_two_different_step_sets_are_still_two_values(capsys):
+    assert "two values for [hierarchical] preretrieval" in refused(
+        capsys, "--method", "hierarchical", "--set", "preretrieval=units", "--set", "preretrieval=units,lowercase")
+
+
+@pytest.mark.parametrize("method", ["lattice", "lattice++"])
+@pytest.mark.parametrize("flag", ["--preretrieval", "--llm-preretrieval"])
+def test_a_preretrieval_switch_for_a_method_without_one_is_refused_before_the_data(capsys, method, flag):
+    said = refused(capsys, "--method", method, flag)
+    assert said == (f"error: method '{method}' takes no pre-retrieval: {flag} is an option of --method bm25, dense, hybrid "
+                    f"or hierarchical; {method} takes --tree, --scorer"), said
+    assert "BEIR folder not found" in refused(capsys, "--method", method, "--no-preretrieval")
+
+
+def test_an_unknown_key_is_named_before_two_values_of_it(capsys):
+    said = refused(capsys, "--method", "lattice", "--set", "foo=1", "--set", "foo=2")
+    assert "unknown option(s) foo; known: " in said and "two values" not in said, said
+
+
+def test_a_key_of_another_methods_record_names_that_method(capsys):
+    said = refused(capsys, "--method", "lattice", "--set", "stage1=bm25")
+    assert said.startswith("error: --set 'stage1=bm25': [hierarchical] stage1 is read by --method hierarchical; lattice "
+                           "reads [lattice]: ") and "beam" in said and "field '" not in said, said
+    assert "strategy" not in said.split("reads [lattice]: ")[1], said       # a tree build's key: no lattice run reads it
