@@ -140,3 +140,42 @@ def test_a_key_of_another_methods_record_names_that_method(capsys):
     assert said.startswith("error: --set 'stage1=bm25': [hierarchical] stage1 is read by --method hierarchical; lattice "
                            "reads [lattice]: ") and "beam" in said and "field '" not in said, said
     assert "strategy" not in said.split("reads [lattice]: ")[1], said       # a tree build's key: no lattice run reads it
+
+
+FORMS = "a JSON list ([0.5, 1, 1]) or comma-separated (0.5, 1, 1)"
+
+
+@pytest.mark.parametrize("value", ["1,1", "[1,1,101]", "0,0,0"])
+def test_a_list_range_error_names_the_forms(capsys, value):
+    said = refused(capsys, "--method", "lattice++", "--set", f"fusion_weights={value}")
+    assert "must be three numbers in [0, 100], not all 0" in said and said.endswith(FORMS), said
+
+
+@pytest.mark.parametrize("key,value", [("fusion_weights", '["0.5","1","1"]'), ("fusion_weights", "0.5, 1_0, 1"),
+                                       ("beam", "1_0"), ("beam", "0x10"), ("path_alpha", "0_.5")])
+def test_numbers_are_plain_decimal_and_json_strings_are_no_numbers(capsys, key, value):
+    said = refused(capsys, "--method", "lattice++", "--set", f"{key}={value}")
+    assert f"--set '{key}={value}': [lattice] {key} takes " in said, said
+
+
+def test_json_numbers_and_the_comma_form_stay_numbers(capsys):
+    for value in ("[0.5, 1, 1]", "0.5, 1, 1", "5e-1, +1, 1."):
+        assert "BEIR folder not found" in refused(capsys, "--method", "lattice++", "--set", f"fusion_weights={value}")
+
+
+def _header_line(section: str) -> int:
+    return (ROOT / "settings.ini").read_text(encoding="utf-8").splitlines().index(f"[{section}]") + 1
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("fusion_weights = 0.5, 1, 1", "fusion_weights = 0.5, x, 1", "field 'lattice.fusion_weights': [lattice] fusion_weights = "
+     "'0.5, x, 1' must be three numbers in [0, 100], not all 0 (LATTICE, BM25, dense): " + FORMS),
+    ("beam = 4\n", "beam = 1_0\n", "field 'lattice.beam': [lattice] beam = '1_0' is not a valid int"),
+    ("[lattice]\n", "[lattice\n", f"line {_header_line('lattice')}: '[lattice' is an unclosed section header (write [name])")])
+def test_a_bad_settings_line_says_what_is_wrong_there(capsys, tmp_path, monkeypatch, old, new, message):
+    src = (ROOT / "settings.ini").read_text(encoding="utf-8")
+    assert old in src
+    p = tmp_path / "settings.ini"; p.write_text(src.replace(old, new, 1), encoding="utf-8")
+    monkeypatch.setenv("FINRAG_SETTINGS", str(p))
+    code, out, err = run_cli(capsys, "data", "list", "--root", tmp_path)
+    assert code == 2 and err.strip() == f"error: {p}: {message}", err
