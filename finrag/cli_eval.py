@@ -36,9 +36,16 @@ class MethodFlags:
     tree:Path = typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`.")
 
 # %% ../nbs/90b_cli_eval.ipynb #90bc0001
-_STAGES = "finrag.hierarchical.pipeline:stage_scorer_names"   # P2's stage scorers (checked by the cascade)
+# P2's stage scorers, listed by --help (checked before the data is read: the method's `check`); stage 2 may be 'none'
+_STAGES, _STAGES2 = "finrag.hierarchical.pipeline:stage_scorer_names", "finrag.cli_eval:_stage2_names"
+
+def _stage2_names() -> tuple:
+    "What `--stage2` takes: 'none' (stage 1 alone) and P2's stage scorers."
+    from finrag.hierarchical.pipeline import stage_scorer_names
+    return ("none", *stage_scorer_names())
+
 CascadeOptions = settings_options(HierarchicalSettings, "stage1", "stage2", name="CascadeOptions", scope="hierarchical",
-                                  listed=dict(stage1=_STAGES, stage2=_STAGES),
+                                  listed=dict(stage1=_STAGES, stage2=_STAGES2),
                                   doc="hierarchical: the cascade's scorers (None: the settings').")
 
 # %% ../nbs/90b_cli_eval.ipynb #90bc0002
@@ -219,8 +226,8 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
     """Load the BEIR folder and run `finrag.evaluation.eval_retrieval` on it (options that are None are left out); its
     `RetrievalResult`. `FinragError` before the data is read for an unknown method, an option the method does not take
     (naming the methods that take it; `--preretrieval`, `--llm-preretrieval` too), a bad `--set` (`method_config`), a
-    key given two values (by `--set` and by its own option), or a pre-retrieval switch on where the steps are
-    'none'."""
+    key given two values (by `--set` and by its own option), a pre-retrieval switch on where the steps are 'none', or
+    an option the method's `check` refuses (P2: an unknown stage scorer)."""
     max_queries = eval_kw.get("max_queries")
     from finrag.beir import load_beir
     from finrag.methods import eval_retrieval, get_method   # every paper's methods registered
@@ -236,6 +243,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
         from finrag.hierarchical.preretrieval import PreRetrievalConfig
         preretrieval = replace(PreRetrievalConfig.from_settings(getattr(config, "preretrieval", None)), use_llm=True)
     if config is not None: options = {**options, "config": config}
+    if m.check is not None: m.check(options)          # the method's own (P2: the stage names), before the data
     ds = load_beir(data, split)
     return eval_retrieval(ds, m, preretrieval=preretrieval, progress=progress, **eval_kw, **options)
 

@@ -93,6 +93,7 @@ def broken_settings(tmp_path, monkeypatch):
 def test_a_bare_group_prints_its_help_even_with_a_broken_settings_file(capsys, broken_settings, group):
     code, out, err = run_cli(capsys, group)
     assert f"finrag {group} [OPTIONS] COMMAND" in out + err and "Commands:" in out + err and "error:" not in out + err, (code, out, err)
+    assert code == 0 and out.startswith("Usage: ") and not err, (code, out, err)       # help asked for by naming the group
 
 
 @pytest.mark.parametrize("args", [("data", "list", "--root", "--help"), ("data", "list", "--root", "X", "--help"),
@@ -179,3 +180,44 @@ def test_a_bad_settings_line_says_what_is_wrong_there(capsys, tmp_path, monkeypa
     monkeypatch.setenv("FINRAG_SETTINGS", str(p))
     code, out, err = run_cli(capsys, "data", "list", "--root", tmp_path)
     assert code == 2 and err.strip() == f"error: {p}: {message}", err
+
+
+@pytest.mark.parametrize("args,said", [
+    (("eval", "retrieval", "--nosuchopt"), "No such option: --nosuchopt (see finrag eval retrieval --help)"),
+    (("eval", "retrieval"), "Missing option '--data' (see finrag eval retrieval --help)"),
+    (("eval", "retrieval", "--data", NOWHERE, "--max-queries", "x"), "(see finrag eval retrieval --help)"),
+    (("--nosuchopt",), "No such option: --nosuchopt (see finrag --help)")])
+def test_a_usage_error_of_click_is_one_line(capsys, args, said):
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1 and err.startswith("error: ") and said in err, (code, out, err)
+    assert "Usage:" not in err and "Try '" not in err, err
+
+
+@pytest.mark.parametrize("args", [("--stage1", "nosuch"), ("--set", "stage1=nosuch"), ("--stage2", "nosuch"),
+                                  ("--set", "stage2=nosuch"), ("--stage1", "none")])
+def test_an_unknown_stage_scorer_is_refused_before_the_data(capsys, args):
+    said = refused(capsys, "--method", "hierarchical", *args)
+    assert f"unknown scorer '{args[-1].split('=')[-1]}'; use one of bm25, biencoder" in said, said
+
+
+@pytest.mark.parametrize("args", [("--stage1", "BM25"), ("--stage2", "NONE"), ("--set", "stage1=ZSUM:1.5"), ("--stage2", "MaxSim")])
+def test_stage_scorer_names_are_read_in_any_case(capsys, args):
+    assert "BEIR folder not found" in refused(capsys, "--method", "hierarchical", *args)
+
+
+def test_a_stage_scorer_in_capitals_runs(capsys):
+    import json
+    code, out, err = run_cli(capsys, "eval", "retrieval", "--data", ROOT / "data" / "sample" / "beir_sample", "--method", "hierarchical",
+                             "--stage1", "BM25", "--stage2", "none", "--set", "preretrieval=none", "--json", "--max-queries", "2")
+    r = json.loads(out.strip().splitlines()[-1])
+    assert code == 0 and r["method"] == "hierarchical(bm25@100)", (code, err, r)
+
+
+def test_the_stage2_help_names_none_and_breaks_no_name(capsys):
+    from finrag.hierarchical.pipeline import stage_scorer_names
+    code, out, err = run_cli(capsys, "eval", "retrieval", "--help")
+    text = out[out.index("--stage2"):out.index("--scorer")]
+    assert code == 0 and "one of none | bm25 | " in " ".join(text.split()), text
+    for name in stage_scorer_names():                                      # each name whole on one line
+        assert name.replace(" ", "\u00a0") in text, (name, text)
+    assert all(len(line) <= 80 for line in text.splitlines()), text     # no word longer than the column
