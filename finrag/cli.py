@@ -11,6 +11,8 @@ from . import __version__
 from .core import FinragError
 from .config import get_settings, redact
 from .report import printable
+try: from typer._click import exceptions as _clickx     # typer >= 0.2x carries its own click
+except ImportError: from click import exceptions as _clickx
 
 # %% auto #0
 __all__ = ['app', 'data_app', 'main', 'reproduce', 'data_beir', 'data_list', 'data_get', 'data_path']
@@ -58,10 +60,25 @@ def _llm_note():
     c = llm._DEFAULT.get("client") if llm else None
     if c is not None and (note := c.stats.fallback_note()): typer.secho(printable(note), fg="yellow", err=True)
 
+def _usage(e:_clickx.UsageError):
+    """Click's own usage error (an unknown option, a missing one, a bad value) as one line naming the help to read,
+    exit 2; a group named alone (`finrag eval`) prints its help, exit 0."""
+    if isinstance(e, getattr(_clickx, "NoArgsIsHelpError", ())): typer.echo(e.ctx.get_help()); return
+    see = f" (see {e.ctx.command_path} --help)" if e.ctx else ""
+    typer.secho(" ".join(printable(f"error: {e.format_message().rstrip('.')}{see}").split("\n")), fg="red", err=True)
+    sys.exit(e.exit_code)
+
 def main():
-    """Console entry point: run the app, turning `FinragError`s into a one-line message and exit code 2; the LLM's
-    counted fallbacks (malformed log-probabilities, unparsed JSON, ...) are named on stderr at the end."""
-    try: app()
+    """Console entry point: run the app, turning `FinragError`s and click's usage errors into a one-line message and
+    exit code 2 (`_usage`); the LLM's counted fallbacks (malformed log-probabilities, unparsed JSON, ...) are named on
+    stderr at the end."""
+    try:
+        code = app(prog_name="finrag", standalone_mode=False)     # click's own errors come here, as exceptions
+        if isinstance(code, int) and not isinstance(code, bool) and code: sys.exit(code)     # `typer.Exit(1)`
+    except _clickx.UsageError as e: _usage(e)
+    except _clickx.ClickException as e:
+        typer.secho(printable(f"error: {e.format_message()}"), fg="red", err=True); sys.exit(e.exit_code)
+    except typer.Abort: typer.echo("Aborted!", err=True); sys.exit(1)
     except FinragError as e:
         typer.secho(" ".join(printable(f"error: {e}").split("\n")), fg="red", err=True)   # one line, whatever it quotes
         sys.exit(e.exit_code)

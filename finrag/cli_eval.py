@@ -36,9 +36,16 @@ class MethodFlags:
     tree:Path = typer.Option(None, "--tree", help="lattice: the tree file of `finrag lattice build`.")
 
 # %% ../nbs/90b_cli_eval.ipynb #90bc0001
-_STAGES = "finrag.hierarchical.pipeline:stage_scorer_names"   # P2's stage scorers (checked by the cascade)
+# P2's stage scorers, listed by --help (checked before the data is read: the method's `check`); stage 2 may be 'none'
+_STAGES, _STAGES2 = "finrag.hierarchical.pipeline:stage_scorer_names", "finrag.cli_eval:_stage2_names"
+
+def _stage2_names() -> tuple:
+    "What `--stage2` takes: 'none' (stage 1 alone) and P2's stage scorers."
+    from finrag.hierarchical.pipeline import stage_scorer_names
+    return ("none", *stage_scorer_names())
+
 CascadeOptions = settings_options(HierarchicalSettings, "stage1", "stage2", name="CascadeOptions", scope="hierarchical",
-                                  listed=dict(stage1=_STAGES, stage2=_STAGES),
+                                  listed=dict(stage1=_STAGES, stage2=_STAGES2),
                                   doc="hierarchical: the cascade's scorers (None: the settings').")
 
 # %% ../nbs/90b_cli_eval.ipynb #90bc0002
@@ -58,13 +65,16 @@ def cutoff_list(s:str) -> tuple:
 # %% ../nbs/90b_cli_eval.ipynb #88934171
 def _norm(record, key:str, v):
     """`v` as the value it means to `key` of `record`, to compare two: text stripped, 'none' in any case as 'none', a
-    registry's alias as the first name of its entry (one builder: `llm` → `pointwise`), a list value by value."""
-    if isinstance(v, tuple): return tuple(_norm(record, key, x) for x in v)
+    registry's alias as the first name of its entry (one builder: `llm` → `pointwise`), a list value by value; a list
+    of choices (pre-retrieval steps) as a set: sorted, each name once."""
+    f = record.__dataclass_fields__.get(key)
+    reg = (f.metadata.get("range") or {}).get("choices") if f else None
+    if isinstance(v, tuple):
+        vs = tuple(_norm(record, key, x) for x in v)
+        return tuple(sorted(set(vs))) if reg is not None and all(isinstance(x, str) for x in vs) else vs
     if not isinstance(v, str): return v
     s = v.strip()
     if s.lower() == "none": return "none"
-    f = record.__dataclass_fields__.get(key)
-    reg = (f.metadata.get("range") or {}).get("choices") if f else None
     if not isinstance(reg, dict) or s not in reg: return s
     same = lambda e: getattr(e, "builder", e)
     return next(k for k, e in reg.items() if same(e) == same(reg[s]))
@@ -79,21 +89,39 @@ def _record(m):
 def _set_values(m, base, sets:list) -> dict:
     """{key: (value, the pair as given)} of `--set KEY=VALUE` pairs for method `m` whose record is `base`: VALUE read
     as `settings.ini` reads the key (`finrag.config.parse_setting`); `FinragError` for a malformed pair, a key `m` never
-    reads (`Method.unread`) or two values of one key (as `_norm` reads them). An unknown key keeps its text."""
+    reads (`Method.unread`) or two values of one key (as `_norm` reads them); an unknown key first (`_unknown_keys`)."""
     from finrag.config import parse_setting
+    pairs = [(*s.partition("="), s) for s in sets]
+    for k, eq, _, s in pairs:
+        if not eq or not k.strip(): raise FinragError(f"--set {s!r}: give KEY=VALUE, e.g. beam=4")
+    unknown = [k.strip() for k, *_ in pairs if k.strip() not in base.__dataclass_fields__]
+    if unknown: _unknown_keys(m, base, unknown, next(s for k, *_, s in pairs if k.strip() == unknown[0]))
     out = {}
-    for s in sets:
-        k, eq, raw = s.partition("="); k = k.strip()
-        if not eq or not k: raise FinragError(f"--set {s!r}: give KEY=VALUE, e.g. beam=4")
+    for k, _, raw, s in pairs:
+        k = k.strip()
         if k in m.unread:
             raise FinragError(f"--set {s!r}: [{m.settings}] {k} only affects {m.unread[k]}; no {m.name} retrieval run "
                               "reads it")
-        known = k in base.__dataclass_fields__   # an unknown key: `with_overrides` names the known ones
-        v = parse_setting(type(base), k, raw, f"--set {s!r}", getattr(base, k)) if known else raw
+        v = parse_setting(type(base), k, raw, f"--set {s!r}", getattr(base, k))
         if k in out and _norm(type(base), k, out[k][0]) != _norm(type(base), k, v):
             raise FinragError(f"--set {out[k][1]!r} and --set {s!r}: two values for [{m.settings}] {k}; give one")
         out.setdefault(k, (v, s))
     return out
+
+def _unknown_keys(m, base, keys:list, s:str):
+    """`FinragError` for `--set` keys (the first given as `s`) that `m`'s record `base` has not: a key another method
+    reads from its record names that method and the keys `m` reads; else the unknown keys and the known ones (as
+    `with_overrides` names them)."""
+    from finrag.config import sections, with_overrides
+    from finrag.methods import methods
+    k = keys[0]
+    by = {n: x.settings for n, x in methods().items()
+          if x.settings and k in sections()[x.settings].__dataclass_fields__ and k not in x.unread}
+    if by:
+        mine = ", ".join(f for f in base.__dataclass_fields__ if f not in m.unread)
+        raise FinragError(f"--set {s!r}: [{next(iter(by.values()))}] {k} is read by --method {_or(by)}; {m.name} "
+                          f"reads [{m.settings}]: {mine}")
+    with_overrides(base, dict.fromkeys(keys), where=f"--set ([{m.settings}])")
 
 # %% ../nbs/90b_cli_eval.ipynb #88934175
 def method_config(m,                 # a registered `Method` (`get_method`)
@@ -109,6 +137,11 @@ def method_config(m,                 # a registered `Method` (`get_method`)
     return with_overrides(base, vals, where=f"--set ([{m.settings}])")
 
 # %% ../nbs/90b_cli_eval.ipynb #ed54be51
+def _or(names) -> str:
+    "Names in words: 'a', 'a or b', 'a, b or c'."
+    names = list(names)
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names)
+
 def _takes(m, o:str) -> bool:
     """Whether method `m`'s builder takes option `o`: one of `m.options`, else a named parameter of its builder or a
     key of its settings record."""
@@ -125,11 +158,23 @@ def _method_options(m, options:dict) -> dict:
     flag = lambda o: "--" + o.replace("_", "-")
     for o, v in options.items():
         if v is None or _takes(m, o): continue
-        right = " or ".join(n for n, x in methods().items() if _takes(x, o)) or "no method"
+        right = _or(n for n, x in methods().items() if _takes(x, o)) or "no method"
         mine = ", ".join(flag(k) for k in options if _takes(m, k))
         raise FinragError(f"method {m.name!r} takes no option {o!r}: {flag(o)} is an option of --method {right}"
                           + (f"; {m.name} takes {mine}" if mine else ""))
     return {o: v for o, v in options.items() if v is not None}
+
+def _takes_preretrieval(m, switch, llm:bool, options:dict):
+    """`FinragError` for `--preretrieval` (a switch that is on) or `--llm-preretrieval` with a method that has no
+    pre-retrieval (its `Method.prepare` is None), naming the methods that have it and the options among `options` that
+    `m` takes; `--no-preretrieval` runs none and is accepted."""
+    from finrag.methods import methods
+    given = "--preretrieval" if switch is not None and switch is not False else "--llm-preretrieval" if llm else None
+    if given is None or m.prepare is not None: return
+    right = _or(n for n, x in methods().items() if x.prepare is not None) or "no method"
+    mine = ", ".join("--" + k.replace("_", "-") for k in options if _takes(m, k))
+    raise FinragError(f"method {m.name!r} takes no pre-retrieval: {given} is an option of --method {right}"
+                      + (f"; {m.name} takes {mine}" if mine else ""))
 
 # %% ../nbs/90b_cli_eval.ipynb #ed54be52
 def _with_sets(m, sets:list, options:dict) -> tuple:
@@ -180,14 +225,16 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
                        **eval_kw):              # `eval_retrieval`'s own: k, recall_k, max_queries, seed, engine
     """Load the BEIR folder and run `finrag.evaluation.eval_retrieval` on it (options that are None are left out); its
     `RetrievalResult`. `FinragError` before the data is read for an unknown method, an option the method does not take
-    (naming the methods that take it), a bad `--set` (`method_config`), a key given two values (by `--set` and by its
-    own option), or a pre-retrieval switch on where the steps are 'none'."""
+    (naming the methods that take it; `--preretrieval`, `--llm-preretrieval` too), a bad `--set` (`method_config`), a
+    key given two values (by `--set` and by its own option), a pre-retrieval switch on where the steps are 'none', or
+    an option the method's `check` refuses (P2: an unknown stage scorer)."""
     max_queries = eval_kw.get("max_queries")
     from finrag.beir import load_beir
     from finrag.methods import eval_retrieval, get_method   # every paper's methods registered
     m = get_method(method)                       # resolved once: an unknown method fails before the data is read
     if max_queries is not None and max_queries < 1:
         raise FinragError(f"--max-queries {max_queries}: give a positive number of queries")
+    _takes_preretrieval(m, preretrieval, llm_preretrieval, options or {})
     config, options = _with_sets(m, sets or [], _method_options(m, options or {}))
     preretrieval = _preretrieval(m, config, sets or [], preretrieval, llm_preretrieval)
     if llm_preretrieval:
@@ -196,6 +243,7 @@ def run_retrieval_eval(data:Path, method:str="bm25", split:str="test",
         from finrag.hierarchical.preretrieval import PreRetrievalConfig
         preretrieval = replace(PreRetrievalConfig.from_settings(getattr(config, "preretrieval", None)), use_llm=True)
     if config is not None: options = {**options, "config": config}
+    if m.check is not None: m.check(options)          # the method's own (P2: the stage names), before the data
     ds = load_beir(data, split)
     return eval_retrieval(ds, m, preretrieval=preretrieval, progress=progress, **eval_kw, **options)
 

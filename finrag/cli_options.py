@@ -123,9 +123,11 @@ def settings_options(record,                 # a settings record (`finrag.lattic
 # %% ../nbs/07b_cli_options.ipynb #f07b5e10
 class SettingsCommand(typer.core.TyperCommand):
     """A typer command class (`app.command(cls=SettingsCommand)`) whose --help lists the registries a `settings_options`
-    group names as 'module:function': imported when the help is shown, not each time the command runs."""
+    group names as 'module:function': imported when the help is shown, not each time the command runs; a name is
+    never broken across two lines (`zsum:<bm25 weight>`: a no-break space)."""
     def format_options(self, ctx, formatter):
+        whole = lambda names: tuple(str(x).replace(" ", "\u00a0") for x in names)
         for p in self.params:
             if isinstance(getattr(p, "help", None), str):
-                p.help = _LISTED.sub(lambda m: _names(getattr(importlib.import_module(m[1]), m[2])()), p.help)
+                p.help = _LISTED.sub(lambda m: _names(whole(getattr(importlib.import_module(m[1]), m[2])())), p.help)
         super().format_options(ctx, formatter)

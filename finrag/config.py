@@ -4,110 +4,18 @@
 
 # %% ../nbs/01_config.ipynb #837d01fa
 from __future__ import annotations
-import configparser, dataclasses, importlib, importlib.resources, importlib.util, json, math, numbers, os, pkgutil, re
-from dataclasses import dataclass, field, fields
+import configparser, dataclasses, importlib, importlib.resources, importlib.util, os, pkgutil, re
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 from .core import InputError, project_root
+from .config_values import _SECTIONS, _accepted, _parse, _tname, valid, check_range, with_overrides, parse_setting
+
+_all_ = [valid, check_range, with_overrides, parse_setting]   # exported again: `from finrag.config import valid`
 
 # %% auto #0
-__all__ = ['DOC_CUTS', 'valid', 'check_range', 'with_overrides', 'DataSettings', 'ModelSettings', 'parse_setting',
-           'register_section', 'sections', 'redact', 'Settings', 'settings_path', 'load_settings', 'get_settings',
-           'check_question']
-
-# %% ../nbs/01_config.ipynb #7147068b
-def valid(lo=None,            # the least value allowed (None: no bound)
-          hi=None,            # the largest value allowed
-          *, gt=None,         # strictly greater than this
-          choices=None,       # allowed strings (a list setting: each of its names; 'none' among them stands alone)
-          length:int|None=None, # a list setting: exactly this many values
-          sum_gt=None,        # a list setting: its values sum to more than this (0: not all zero)
-          what:str=""):       # the range in words, for the error ("in [0, 1] (paper: 0.5)")
-    """A dataclass field whose valid range is declared once (in its metadata): `load_settings` and the CLI options
-    check it (`check_range`)."""
-    return field(metadata={"range": dict(lo=lo, hi=hi, gt=gt, choices=choices, length=length, sum_gt=sum_gt,
-                                         what=what)})
-
-# %% ../nbs/01_config.ipynb #c346c0b1
-def _tname(typ) -> str:
-    "A field's type as text without spaces ('int', 'tuple[str,...]', 'int|None'), from the annotation or its text."
-    t = typ if isinstance(typ, str) else str(typ)   # an annotation: `tuple[str, ...]`, `int | None`, `<class 'int'>`
-    return (typ.__name__ if isinstance(typ, type) and "[" not in t else t).replace(" ", "")
-
-def _typed(v, typ) -> bool:
-    "Whether `v` is of the field type `typ` ('tuple': of numbers; 'tuple[str, ...]': of names); a bool is no number."
-    t, num = _tname(typ), lambda x: isinstance(x, numbers.Real) and not isinstance(x, bool)
-    if "|" in t: return any(_typed(v, a) for a in t.split("|"))
-    if t in ("int", "float"): return num(v) and (t == "float" or isinstance(v, numbers.Integral))
-    if t in ("str", "bool", "None"): return isinstance(v, {"str": str, "bool": bool, "None": type(None)}[t])
-    if t.startswith("tuple"):
-        return isinstance(v, tuple) and all(isinstance(x, str) if t == "tuple[str,...]" else num(x) for x in v)
-    return True
-
-def _kind(t:str) -> str:
-    "A field type's name with its article ('an int', 'a float'), a bool's with its forms."
-    return "a bool (true or false)" if t == "bool" else ("an " if t[:1] in "aeiou" else "a ") + t
-
-# %% ../nbs/01_config.ipynb #c346c0b2
-def _ok(v, r:dict) -> bool:
-    if isinstance(v, tuple):  # a list setting: at least one value, each in range; its length, its sum; 'none' alone
-        return (bool(v) and all(_ok(x, r) for x in v) and r.get("length") in (None, len(v))
-                and (r.get("sum_gt") is None or sum(v) > r["sum_gt"]) and ("none" not in v or len(v) == 1))
-    if r["choices"] is not None: return v in r["choices"]
-    if v is None or isinstance(v, bool) or isinstance(v, str): return True
-    if not math.isfinite(v): return False                       # NaN and ±inf are never a valid setting
-    return ((r["lo"] is None or v >= r["lo"]) and (r["hi"] is None or v <= r["hi"])
-            and (r["gt"] is None or v > r["gt"]))
-
-def _words(f) -> str:
-    "The declared range of field `f` in words: its `what`, else its choices (a list field's: a list of them)."
-    r = f.metadata["range"]
-    if r["what"]: return r["what"]
-    if r["choices"] is None: return "a finite number"
-    if not _tname(f.type).startswith("tuple"): return f"one of {', '.join(r['choices'])}"
-    names = ", ".join(c for c in r["choices"] if c != "none")
-    return f"a list of {names}" + (" (or none alone)" if "none" in r["choices"] else "")
-
-def _sec(cls, section:str|None=None) -> str:
-    "The section `register_section` gave record `cls` (`section` when given; else the record's name)."
-    return section or next((k for k, c in _SECTIONS.items() if c is cls), cls.__name__)
-
-def check_range(cls,                  # a settings dataclass (`DataSettings`, `finrag.lattice.settings.LatticeSettings`)
-                name:str,             # its field
-                value,                # the value to check
-                path=None,            # the settings file, when the value came from one
-                option:str|None=None, # the CLI option it came from (e.g. '--beam'): the error names it, not the key
-                section:str|None=None # the section the error names (None: the one `register_section` gave `cls`)
-               ):
-    """`value` when it is of the field's type (a bool is no number) and in the declared range of `cls.name` (NaN/inf
-    refused; a list: each value, its length, its sum, 'none' alone); else `InputError` naming the file, section and
-    key (or the option)."""
-    f = {f.name: f for f in fields(cls)}[name]
-    r = f.metadata.get("range")
-    if r is None or (_typed(value, f.type) and _ok(value, r)): return value
-    what, sec, t = _words(f), _sec(cls, section), _tname(f.type)
-    if t in ("int", "float") and not _typed(value, t): what = f"{_kind(t)} {what}"   # 4.0 or True for an int
-    if option: raise InputError(f"{option} {value!r} must be {what} (the range of [{sec}] {name})")
-    raise InputError(f"[{sec}] {name} = {value!r} must be {what}", path=path, field=f"{sec}.{name}")
-
-# %% ../nbs/01_config.ipynb #792b0b7c
-def with_overrides(config,         # a frozen settings record (`DataSettings`, a paper's `LatticeSettings`, ...) or a
-                                   # method's config record
-                   overrides:dict, # {field: value}; a None value keeps the config's value
-                   where:str=""):  # who asks (e.g. 'LatticeRetriever'), for the error
-    """`dataclasses.replace(config, **overrides)` with every value checked against its field's declared range (an
-    override's error names it as an option, a record's as its key); `InputError` naming an unknown option and the known
-    ones. How a constructor's `config=` takes one-off keyword variants."""
-    known = [f.name for f in fields(config)]
-    bad = sorted(set(overrides) - set(known))
-    if bad:
-        raise InputError(f"{where + ': ' if where else ''}unknown option(s) {', '.join(bad)}; known: "
-                         f"{', '.join(known)}", field=bad[0])
-    given = {k: v for k, v in overrides.items() if v is not None}
-    for f in fields(config):
-        check_range(type(config), f.name, given.get(f.name, getattr(config, f.name)),
-                    option=f.name if f.name in given else None)
-    return dataclasses.replace(config, **given)
+__all__ = ['DOC_CUTS', 'DataSettings', 'ModelSettings', 'register_section', 'sections', 'redact', 'Settings', 'settings_path',
+           'load_settings', 'get_settings', 'check_question', 'valid', 'check_range', 'with_overrides', 'parse_setting']
 
 # %% ../nbs/01_config.ipynb #4f5c60df
 @dataclass(frozen=True)
@@ -161,34 +69,17 @@ class ModelSettings:
 # (`finrag.relevance.cut_document`)
 DOC_CUTS = ("head", "query")
 
-# %% ../nbs/01_config.ipynb #2334d45b
-_BOOL = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
-
-def _parse(raw:str, typ):
-    "`raw` as a value of field type `typ` (settings.ini's forms; a list also as a JSON list); `ValueError` otherwise."
-    t, s = _tname(typ), raw.strip()
-    if t.startswith("tuple"):
-        items = json.loads(s) if s.startswith("[") else [x.strip() for x in s.split(",") if x.strip()]
-        names = t == "tuple[str,...]"
-        if not isinstance(items, list) or not all(isinstance(x, str) if names else isinstance(x, (str, int, float))
-                                                  and not isinstance(x, bool) for x in items): raise ValueError(raw)
-        return tuple(x.strip() if names else float(x) for x in items)
-    if t == "int": return int(s)
-    if t == "float": return float(s)
-    if t == "bool":
-        if s.lower() not in _BOOL: raise ValueError(raw)
-        return _BOOL[s.lower()]
-    return s
-
 # %% ../nbs/01_config.ipynb #2334d45c
-# section -> record: the core's; each paper registers its own (`register_section`)
-_SECTIONS = {"data": DataSettings, "models": ModelSettings}
+# the registry of `finrag.config_values` (section -> record): the core's; each paper registers its own
+# (`register_section`)
+_SECTIONS.update(data=DataSettings, models=ModelSettings)
 
-def _cast(raw:str, typ, path, section, key):
-    try: return _parse(raw, typ)
-    except ValueError:
-        raise InputError(f"[{section}] {key} = {raw!r} is not a valid {typ}", path=path,
-                         field=f"{section}.{key}") from None
+def _cast(raw:str, f, path, section, key):
+    "The value of field `f` written `raw`; `InputError` naming the file and key (a list: its range and forms)."
+    try: return _parse(raw, f.type)
+    except ValueError: pass
+    said = f"must be {_accepted(f)}" if _tname(f.type).startswith("tuple") else f"is not a valid {f.type}"
+    raise InputError(f"[{section}] {key} = {raw!r} {said}", path=path, field=f"{section}.{key}")
 
 def _section(cls, cp, path, name):
     if not cp.has_section(name): raise InputError(f"missing section [{name}]", path=path)
@@ -200,33 +91,8 @@ def _section(cls, cp, path, name):
     for f in fields(cls):
         if f.name not in cp[name]:
             raise InputError(f"missing key '{f.name}' in [{name}]", path=path, field=f"{name}.{f.name}")
-        vals[f.name] = _cast(cp[name][f.name], f.type, path, name, f.name)
+        vals[f.name] = _cast(cp[name][f.name], f, path, name, f.name)
     return cls(**vals)
-
-# %% ../nbs/01_config.ipynb #2334d45d
-def parse_setting(cls,          # a settings record (`finrag.lattice.settings.LatticeSettings`, ...)
-                  name:str,     # its field
-                  raw:str,      # the text given (`--set name=raw`)
-                  option:str="",# who gave it, first in the error (e.g. "--set 'beam=x'")
-                  example=None):# a value of the field the error shows in each accepted form (e.g. the current one)
-    """`raw` read as `settings.ini` reads field `name` of `cls`: an int, a float, a bool (true/false, yes/no, on/off,
-    1/0), text; a list comma-separated (`0.5, 1, 1`) or as a JSON list (`[0.5, 1, 1]`). `InputError` (exit 2) naming
-    the field's type, its range and the forms accepted when `raw` is not of the field's type; the range itself is
-    `check_range`'s."""
-    f = {f.name: f for f in fields(cls)}[name]
-    try: return _parse(raw, f.type)
-    except ValueError: pass
-    t, what = _tname(f.type), _words(f) if f.metadata.get("range") else ""
-    if t.startswith("tuple"):
-        names = t == "tuple[str,...]"
-        ex = tuple(example) if example else ("a", "b") if names else (0.5, 1)
-        shown = [str(x) if names else f"{x:g}" for x in ex]
-        as_json = ", ".join(json.dumps(x) if names else s for x, s in zip(ex, shown))
-        kind = (what or f"a list of {'names' if names else 'numbers'}") + (f": a JSON list ([{as_json}]) or "
-                                                                          f"comma-separated ({', '.join(shown)})")
-    else:
-        kind = _kind(t) + (f" {what}" if what else "")
-    raise InputError(f"{option + ': ' if option else ''}[{_sec(cls)}] {name} takes {kind}")
 
 # %% ../nbs/01_config.ipynb #5ec71a01
 def register_section(name:str,   # the section of settings.ini (`[lattice]`); `get_settings().<name>` holds its record
@@ -374,9 +240,13 @@ def settings_path() -> Path:
     return Path(os.environ.get("FINRAG_SETTINGS") or str(importlib.resources.files("finrag")/"settings.ini"))
 
 # %% ../nbs/01_config.ipynb #c0ffee01
-def _ini_error(e:configparser.Error) -> str:
-    "One line for a `configparser` error: its line number and what is wrong there (the file is named by the caller)."
+def _ini_error(e:configparser.Error, text:str="") -> str:
+    """One line for a `configparser` error in `text`: its line number and what is wrong there (the file is named by the
+    caller); first a section header without its ']' up to that line (configparser reads it as a key)."""
     line = getattr(e, "lineno", None) or (e.errors[0][0] if getattr(e, "errors", None) else None)
+    lines = text.splitlines()[:line]
+    head = next((i for i, s in enumerate(lines, 1) if s.startswith("[") and "]" not in s), None)
+    if head: return f"line {head}: {lines[head - 1].strip()[:60]!r} is an unclosed section header (write [name])"
     at = f"line {line}: " if line else ""
     if isinstance(e, configparser.MissingSectionHeaderError):
         return f"{at}{e.line.strip()[:60]!r} comes before any [section]"
@@ -400,7 +270,8 @@ def load_settings(path=None) -> Settings:
         raise InputError("is a folder: FINRAG_SETTINGS names the settings file itself (e.g. settings.ini)", path=path)
     cp = configparser.ConfigParser(inline_comment_prefixes=("#",), interpolation=None)   # a '%' in a value is a '%'
     try: cp.read(path, encoding="utf-8-sig")                # a byte-order mark (as Notepad saves) is not content
-    except configparser.Error as e: raise InputError(_ini_error(e), path=path) from None
+    except configparser.Error as e:
+        raise InputError(_ini_error(e, path.read_text(encoding="utf-8-sig", errors="replace")), path=path) from None
     except UnicodeDecodeError as e:
         raise InputError(f"not a UTF-8 text file (byte {e.start}: {e.reason})", path=path) from None
     known = sections()

@@ -246,6 +246,8 @@ class Method:
     settings: str|None = None
     # {key of that record: what it changes instead}: the keys the builder never reads (`--set` refuses them)
     unread: dict = field(default_factory=dict)
+    # check(options): `InputError` for a bad option before any data is read (P2: a stage scorer's name); None: none
+    check: Callable|None = None
 
     @property
     def options(self) -> list[str]|None:
@@ -266,10 +268,11 @@ def register_method(name:str,                 # the method name (`--method`), lo
                     prepare:Callable|None=None, # the dataset transform (see above); None: none
                     settings:str|None=None,   # the settings section of the builder's `config=` (e.g. 'lattice')
                     unread:dict|None=None,    # {key of that record: what it changes instead}: keys never read
+                    check:Callable|None=None, # check(options): `InputError` for a bad option, before the data is read
                     **defaults                # default options of the builder
                    ) -> Method:
     "Register (or replace) a retrieval method; returns its `Method`."
-    METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare, settings, dict(unread or {}))
+    METHODS[name] = m = Method(name, builder, batch, defaults, doc, prepare, settings, dict(unread or {}), check)
     return m
 
 # %% ../nbs/06_retrieval.ipynb #b4d15d72

@@ -107,6 +107,17 @@ def _auto_zsum(n:str, corpus:dict, dense:dict, emb, cache_dir, pre, field:str) -
     return hs
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #832cdfde
+def _scorer_key(name, field:str="scorer") -> tuple:
+    """(the registry key of stage-scorer `name`, the name as its builder reads it): the name in any case (`BM25`; a
+    family's parameter keeps its case: the path of `ce:<path>`), an exact name before the longest family 'prefix:';
+    `InputError` naming the registered ones for an unknown name."""
+    n = str(name).strip()
+    key = next((k for k in STAGE_SCORER_BUILDERS if k.lower() == n.lower()), None)
+    if key is not None: return key, key
+    fams = [k for k in STAGE_SCORER_BUILDERS if k.endswith(":") and n.lower().startswith(k.lower())]
+    if fams: k = max(fams, key=len); return k, k + n[len(k):]
+    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(stage_scorer_names())}", field=field)
+
 def make_scorer(name:str,            # a registered name (`stage_scorer_names()`)
                 corpus:dict,         # doc id -> {"title", "text"} (BM25 statistics, cached bi-encoder vectors)
                 embedder=None,       # a `finrag.models.Embedder`; None = `get_embedder()` when needed
@@ -116,16 +127,14 @@ def make_scorer(name:str,            # a registered name (`stage_scorer_names()`
                 llm=None,            # the LLM judge's client; None = `get_llm()`
                 config:HierarchicalSettings|None=None, # the judge's cut, length; None = `get_settings().hierarchical`
                 pre:PreRetriever|None=None): # zsum:auto: the fitted pre-retrieval making `corpus` from `dense_corpus`
-    """A `finrag.hierarchical.rerank.Scorer` by name; `InputError` for an unknown name, `ModelUnavailableError` for a
-    missing cross-encoder or SPLADE model. `zsum:auto` sends its pseudo-queries through `pre`'s steps."""
-    n = str(name).strip()
+    """A `finrag.hierarchical.rerank.Scorer` by name (in any case: `_scorer_key`); `InputError` for an unknown name,
+    `ModelUnavailableError` for a missing cross-encoder or SPLADE model. `zsum:auto` sends its pseudo-queries through
+    `pre`'s steps."""
+    key, n = _scorer_key(name, field)
     dense = corpus if dense_corpus is None else dense_corpus
     o = SimpleNamespace(corpus=corpus, dense=dense, emb=lambda: default_embedder(embedder), cache_dir=cache_dir,
                         field=field, llm=llm, config=config, pre=pre)
-    fam = max((k for k in STAGE_SCORER_BUILDERS if k.endswith(":") and n.startswith(k)), key=len, default=None)
-    key = n if n in STAGE_SCORER_BUILDERS else fam
-    if key is not None: return STAGE_SCORER_BUILDERS[key][0](n, o)
-    raise InputError(f"unknown scorer {name!r}; use one of {', '.join(stage_scorer_names())}", field=field)
+    return STAGE_SCORER_BUILDERS[key][0](n, o)
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #6a3196b2
 # a z-score weight (the bi-encoder's is 1); a power of the accuracy ratio
@@ -336,10 +345,19 @@ def preretrieval_step(default:bool):   # the method's default when the switch is
         return ds, {**options, "preretrieval": cfg}, cfg is not None
     return prepare
 
+def _check_stages(options:dict):
+    """The `check` of the method `hierarchical`: `InputError` (`make_scorer`'s) for a stage name of `options` (else of
+    its `config`, else of the settings) that is no registered stage scorer, before any data is read; stage 2 may be
+    'none' (stage 1 alone)."""
+    h = options.get("config") or get_settings().hierarchical
+    for k in ("stage1", "stage2"):
+        n = getattr(h, k) if options.get(k) is None else options[k]
+        if isinstance(n, str) and not (k == "stage2" and n.strip().lower() == "none"): _scorer_key(n, k)
+
 # `preretrieval=True` of bm25, dense, hybrid: the settings' steps
 register_transform("preretrieval", preprocess_dataset, None)
 register_method("hierarchical", HierarchicalRetriever, batch=1, settings="hierarchical",
-                prepare=preretrieval_step(True), unread=RETRIEVAL_UNREAD,
+                prepare=preretrieval_step(True), unread=RETRIEVAL_UNREAD, check=_check_stages,
                 doc="P2: pre-retrieval > stage 1 keeps 100 [> stage 2 keeps 20] (--stage1, --stage2)")
 
 # %% ../../nbs/26_hierarchical.pipeline.ipynb #b94c49d7

@@ -47,8 +47,8 @@ class HierarchicalSettings:
     stage1: str = valid(choices=STAGE1_SCORERS)   # stage-1 scorer over the whole corpus
     # the rule-based pre-retrieval steps `preretrieval=True` runs (`PreRetrievalConfig.from_settings`)
     preretrieval: tuple[str, ...] = valid(choices=("none",) + PRERETRIEVAL_STEPS)
-    # stage-2 scorer, a name of `finrag.hierarchical.pipeline.stage_scorer_names()` (checked when the cascade is
-    # built), or 'none' (stage 1 alone)
+    # stage-2 scorer over stage 1's survivors: a registered stage scorer (finrag.hierarchical.pipeline) or 'none'
+    # (stage 1 alone)
     stage2: str
     fusion: str = valid(choices=("none",) + FUSIONS)          # how a stage 2 is fused with stage 1
     weight: float = valid(**_UNIT, what="in [0, 1]")   # interp: weight of stage 2 (scorers without their own)
